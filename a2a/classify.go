@@ -1,0 +1,457 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Binding is the transport binding of a request.
+type Binding uint8
+
+const (
+	BindingJSONRPC Binding = iota + 1
+	BindingREST
+)
+
+func (b Binding) String() string {
+	if b == BindingREST {
+		return "rest"
+	}
+	return "jsonrpc"
+}
+
+// MaxIDLength bounds every identifier the gateway reads from a request; a
+// longer one is refused rather than stored or used as a key.
+const MaxIDLength = 512
+
+// Operation is what one request asks for, read once from the request and
+// handed to every stage of the gateway. The body itself is never re-encoded.
+type Operation struct {
+	Method  Method
+	Version Version
+	// VersionExplicit is true when the caller sent A2A-Version.
+	VersionExplicit bool
+	Binding         Binding
+	// RPCMethod is the JSON-RPC method name as sent; RPCID the request id verbatim.
+	RPCMethod string
+	RPCID     json.RawMessage
+
+	TaskID           string
+	ContextID        string
+	MessageID        string
+	ReferenceTaskIDs []string
+	PushConfigID     string
+	Tenant           string
+	// PushConfig is the raw push-notification config: the body of a
+	// push-config create, or the one given inline with a send.
+	PushConfig json.RawMessage
+}
+
+// HasTaskRefs reports whether the request names any existing task or context.
+func (op *Operation) HasTaskRefs() bool {
+	return op.TaskID != "" || op.ContextID != "" || len(op.ReferenceTaskIDs) > 0
+}
+
+// The member names the gateway reads. Listed once so the strict walker and
+// the error messages agree.
+var (
+	rpcEnvelopeKeys = members("jsonrpc", "id", "method", "params")
+	messageKeys     = members("messageId", "taskId", "contextId", "referenceTaskIds")
+	sendKeys        = members("message", "configuration", "tenant", "id", "sessionId", "pushNotification")
+	configKeys      = members("pushNotificationConfig", "taskPushNotificationConfig")
+	taskParamKeys   = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
+)
+
+// ClassifyRPC reads a JSON-RPC request body. version is the negotiated
+// version; when the caller sent none, the method name decides, so a 1.0
+// method is read as 1.0 even from a client that forgot the header.
+func ClassifyRPC(body []byte, version Version, explicit bool) (*Operation, *Error) {
+	op := &Operation{Binding: BindingJSONRPC, Version: version, VersionExplicit: explicit}
+	if !json.Valid(body) {
+		return op, ErrParse
+	}
+	if i := skipSpace(body, 0); i < len(body) && body[i] == '[' {
+		return op, ErrInvalidRequest.WithMessage("batch requests are not supported")
+	}
+	var env [4][]byte
+	if err := pick(body, rpcEnvelopeKeys, env[:]); err != nil {
+		return op, invalid(ErrInvalidRequest, err)
+	}
+	op.RPCID = env[1]
+	if v, _ := jsonString(env[0], "jsonrpc"); v != "2.0" {
+		return op, ErrInvalidRequest.WithMessage(`"jsonrpc" must be "2.0"`)
+	}
+	if env[1] == nil || !(env[1][0] == '"' || env[1][0] == '-' || (env[1][0] >= '0' && env[1][0] <= '9')) {
+		op.RPCID = nil
+		return op, ErrInvalidRequest.WithMessage(`"id" must be a string or a number`)
+	}
+	name, err := jsonString(env[2], "method")
+	if err != nil || name == "" {
+		return op, ErrInvalidRequest.WithMessage(`"method" must be a non-empty string`)
+	}
+	op.RPCMethod = name
+	rm, ok := rpcMethods[name]
+	if !ok {
+		return op, ErrMethodNotFound.WithMessage("method " + quoteClip(name) + " is not supported")
+	}
+	op.Method = rm.method
+	if rm.version == VLegacy || !explicit {
+		op.Version = rm.version
+	}
+	params := env[3]
+	if params == nil {
+		params = []byte("{}")
+	}
+	if !isObject(params) {
+		return op, ErrInvalidParams.WithMessage(`"params" must be an object`)
+	}
+	if e := op.readParams(params); e != nil {
+		return op, e
+	}
+	return op, op.validate()
+}
+
+// readParams fills the ids from JSON-RPC params, or from a REST body.
+func (op *Operation) readParams(params []byte) *Error {
+	switch op.Method {
+	case MethodSend, MethodStream:
+		return op.readSend(params)
+	case MethodListTasks, MethodExtendedCard:
+		var v [6][]byte
+		if err := pick(params, taskParamKeys, v[:]); err != nil {
+			return invalid(ErrInvalidParams, err)
+		}
+		return firstErr(op.setString(&op.Tenant, v[2], "tenant"), op.setString(&op.ContextID, v[5], "contextId"))
+	}
+	var v [6][]byte
+	if err := pick(params, taskParamKeys, v[:]); err != nil {
+		return invalid(ErrInvalidParams, err)
+	}
+	id, task := v[0], v[1]
+	switch {
+	case op.Method.PushConfig() && op.Version == V10:
+		// 1.0 push-config requests: taskId names the task, id the config.
+		if e := op.setString(&op.PushConfigID, id, "id"); e != nil {
+			return e
+		}
+		id = task
+	case op.Method == MethodPushConfigSet && op.Version == V03:
+		id = task
+	}
+	if op.Binding == BindingREST && op.TaskID != "" {
+		// The path names the task; a body naming another one is ambiguous.
+		var fromBody string
+		if e := op.setString(&fromBody, id, "taskId"); e != nil {
+			return e
+		}
+		if fromBody != "" && fromBody != op.TaskID {
+			return ErrInvalidParams.WithMessage("the task id in the body differs from the one in the path")
+		}
+	} else if e := op.setString(&op.TaskID, id, "id"); e != nil {
+		return e
+	}
+	if op.Method == MethodPushConfigGet || op.Method == MethodPushConfigDelete {
+		if op.Version != V10 {
+			if e := op.setString(&op.PushConfigID, v[3], "pushNotificationConfigId"); e != nil {
+				return e
+			}
+		}
+	}
+	if op.Method == MethodPushConfigSet {
+		if op.Version == V10 {
+			op.PushConfig = params
+		} else {
+			op.PushConfig = v[4]
+		}
+	}
+	return op.setString(&op.Tenant, v[2], "tenant")
+}
+
+func (op *Operation) readSend(params []byte) *Error {
+	var v [6][]byte
+	if err := pick(params, sendKeys, v[:]); err != nil {
+		return invalid(ErrInvalidParams, err)
+	}
+	msg, conf := v[0], v[1]
+	if e := op.setString(&op.Tenant, v[2], "tenant"); e != nil {
+		return e
+	}
+	if msg == nil || !isObject(msg) {
+		return ErrInvalidParams.WithMessage(`"message" must be an object`)
+	}
+	var m [4][]byte
+	if err := pick(msg, messageKeys, m[:]); err != nil {
+		return invalid(ErrInvalidParams, err)
+	}
+	if e := firstErr(
+		op.setString(&op.MessageID, m[0], "message.messageId"),
+		op.setString(&op.TaskID, m[1], "message.taskId"),
+		op.setString(&op.ContextID, m[2], "message.contextId"),
+	); e != nil {
+		return e
+	}
+	refs, err := jsonStrings(m[3], "message.referenceTaskIds")
+	if err != nil {
+		return ErrInvalidParams.WithMessage(err.Error())
+	}
+	for _, r := range refs {
+		if r == "" || len(r) > MaxIDLength {
+			return ErrInvalidParams.WithMessage("message.referenceTaskIds holds an empty or over-long id")
+		}
+	}
+	op.ReferenceTaskIDs = refs
+	if op.Version == VLegacy {
+		// Legacy clients choose the task id and group by sessionId.
+		var id, session string
+		if e := firstErr(op.setString(&id, v[3], "id"), op.setString(&session, v[4], "sessionId")); e != nil {
+			return e
+		}
+		if id == "" {
+			return ErrInvalidParams.WithMessage(`"id" (the task id) is required`)
+		}
+		op.TaskID, op.ContextID = id, session
+		op.PushConfig = v[5]
+		return nil
+	}
+	if op.MessageID == "" {
+		return ErrInvalidParams.WithMessage("message.messageId is required")
+	}
+	if conf != nil {
+		if !isObject(conf) {
+			return ErrInvalidParams.WithMessage(`"configuration" must be an object`)
+		}
+		var c [2][]byte
+		if err := pick(conf, configKeys, c[:]); err != nil {
+			return invalid(ErrInvalidParams, err)
+		}
+		if c[0] != nil {
+			op.PushConfig = c[0]
+		} else {
+			op.PushConfig = c[1]
+		}
+	}
+	return nil
+}
+
+// validate checks what every method needs once the ids are read.
+func (op *Operation) validate() *Error {
+	if op.Method.TaskScoped() && op.TaskID == "" {
+		return ErrInvalidParams.WithMessage("the task id is required")
+	}
+	if (op.Method == MethodPushConfigGet || op.Method == MethodPushConfigDelete) && op.PushConfigID == "" && op.Version != VLegacy {
+		return ErrInvalidParams.WithMessage("the push notification config id is required")
+	}
+	if op.PushConfig != nil && !isObject(op.PushConfig) {
+		return ErrInvalidParams.WithMessage("the push notification config must be an object")
+	}
+	return nil
+}
+
+func (op *Operation) setString(dst *string, raw []byte, name string) *Error {
+	s, err := jsonString(raw, name)
+	if err != nil {
+		return ErrInvalidParams.WithMessage(err.Error())
+	}
+	if len(s) > MaxIDLength {
+		return ErrInvalidParams.WithMessage(name + " is longer than the gateway accepts")
+	}
+	if s != "" {
+		*dst = s
+	}
+	return nil
+}
+
+func invalid(base *Error, err error) *Error {
+	var amb *ambiguityError
+	if errors.As(err, &amb) {
+		return base.WithMessage(amb.Error())
+	}
+	return base.WithMessage(base.Message + ": " + err.Error())
+}
+
+func firstErr(errs ...*Error) *Error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// restRoute is one row of the HTTP+JSON path table: the segments after the
+// optional tenant, where "{id}" and "{cfg}" are variables and ":verb"
+// suffixes are matched on the task id segment.
+type restRoute struct {
+	httpMethod string
+	pattern    []string
+	verb       string
+	method     Method
+}
+
+// restRoutes is the one table of HTTP+JSON paths (1.0 form; 0.3 puts the
+// same paths under /v1/ and names the extended card /v1/card).
+var restRoutes = []restRoute{
+	{http.MethodPost, []string{"message:send"}, "", MethodSend},
+	{http.MethodPost, []string{"message:stream"}, "", MethodStream},
+	{http.MethodGet, []string{"tasks"}, "", MethodListTasks},
+	{http.MethodGet, []string{"tasks", "{id}"}, "", MethodGetTask},
+	{http.MethodPost, []string{"tasks", "{id}"}, "cancel", MethodCancelTask},
+	{http.MethodGet, []string{"tasks", "{id}"}, "subscribe", MethodSubscribe},
+	{http.MethodPost, []string{"tasks", "{id}"}, "subscribe", MethodSubscribe},
+	{http.MethodPost, []string{"tasks", "{id}", "pushNotificationConfigs"}, "", MethodPushConfigSet},
+	{http.MethodGet, []string{"tasks", "{id}", "pushNotificationConfigs"}, "", MethodPushConfigList},
+	{http.MethodGet, []string{"tasks", "{id}", "pushNotificationConfigs", "{cfg}"}, "", MethodPushConfigGet},
+	{http.MethodDelete, []string{"tasks", "{id}", "pushNotificationConfigs", "{cfg}"}, "", MethodPushConfigDelete},
+	{http.MethodGet, []string{"extendedAgentCard"}, "", MethodExtendedCard},
+}
+
+// RESTPath returns the HTTP+JSON path of m for version v, with the task
+// and config ids filled in. Used when the gateway calls an agent itself.
+func RESTPath(m Method, v Version, taskID, configID string) (httpMethod, path string) {
+	if m == MethodExtendedCard && v != V10 {
+		return http.MethodGet, "/v1/card"
+	}
+	for _, r := range restRoutes {
+		if r.method != m {
+			continue
+		}
+		segs := make([]string, 0, len(r.pattern)+1)
+		if v != V10 {
+			segs = append(segs, "v1")
+		}
+		for _, p := range r.pattern {
+			switch p {
+			case "{id}":
+				p = url.PathEscape(taskID)
+				if r.verb != "" {
+					p += ":" + r.verb
+				}
+			case "{cfg}":
+				p = url.PathEscape(configID)
+			}
+			segs = append(segs, p)
+		}
+		return r.httpMethod, "/" + strings.Join(segs, "/")
+	}
+	return "", ""
+}
+
+// ClassifyREST reads an HTTP+JSON request: path is the escaped path below
+// the agent's REST base ("/tasks/abc:cancel"), body the request body.
+func ClassifyREST(httpMethod, path string, query url.Values, body []byte, version Version, explicit bool) (*Operation, *Error) {
+	op := &Operation{Binding: BindingREST, Version: version, VersionExplicit: explicit}
+	segs, ok := splitPath(path)
+	if !ok {
+		return op, ErrMethodNotFound.WithMessage("malformed path")
+	}
+	switch {
+	case len(segs) > 0 && segs[0] == "v1" && !(explicit && version == V10):
+		op.Version = V03
+		segs = segs[1:]
+		if len(segs) == 1 && segs[0] == "card" {
+			segs = []string{"extendedAgentCard"}
+		}
+	case !explicit:
+		// Paths outside /v1/ exist only in the 1.0 binding, so they say
+		// which version the caller speaks even without the header.
+		op.Version = V10
+	}
+	route, taskID, cfgID, matched := matchREST(httpMethod, segs)
+	if !matched && len(segs) > 1 && op.Version == V10 {
+		// 1.0 allows every path under /{tenant}/.
+		route, taskID, cfgID, matched = matchREST(httpMethod, segs[1:])
+		if matched {
+			op.Tenant = segs[0]
+		}
+	}
+	if !matched {
+		return op, ErrMethodNotFound.WithMessage("no A2A operation at " + httpMethod + " " + quoteClip(path))
+	}
+	op.Method = route.method
+	op.TaskID, op.PushConfigID = taskID, cfgID
+	for _, s := range []string{op.Tenant, op.TaskID, op.PushConfigID} {
+		if len(s) > MaxIDLength {
+			return op, ErrInvalidParams.WithMessage("an id in the path is longer than the gateway accepts")
+		}
+	}
+	if op.Method == MethodListTasks {
+		op.ContextID = query.Get("contextId")
+		if len(op.ContextID) > MaxIDLength {
+			return op, ErrInvalidParams.WithMessage("contextId is longer than the gateway accepts")
+		}
+	}
+	if len(body) > 0 && skipSpace(body, 0) < len(body) {
+		if !json.Valid(body) {
+			return op, ErrParse
+		}
+		if !isObject(body) {
+			return op, ErrInvalidRequest.WithMessage("the request body must be a JSON object")
+		}
+		pathTenant := op.Tenant
+		if e := op.readParams(body); e != nil {
+			return op, e
+		}
+		if pathTenant != "" && op.Tenant != pathTenant {
+			return op, ErrInvalidParams.WithMessage("the tenant in the body differs from the one in the path")
+		}
+	} else if op.Method == MethodSend || op.Method == MethodStream || op.Method == MethodPushConfigSet {
+		return op, ErrInvalidRequest.WithMessage("a JSON request body is required")
+	}
+	return op, op.validate()
+}
+
+func matchREST(httpMethod string, segs []string) (r restRoute, taskID, cfgID string, ok bool) {
+	for _, r := range restRoutes {
+		if r.httpMethod != httpMethod || len(r.pattern) != len(segs) {
+			continue
+		}
+		taskID, cfgID, ok = "", "", true
+		for i, p := range r.pattern {
+			s := segs[i]
+			switch p {
+			case "{id}":
+				id, verb := s, ""
+				if j := strings.LastIndexByte(s, ':'); j >= 0 && (s[j+1:] == "cancel" || s[j+1:] == "subscribe") {
+					id, verb = s[:j], s[j+1:]
+				}
+				ok = verb == r.verb && id != ""
+				taskID = id
+			case "{cfg}":
+				ok = s != ""
+				cfgID = s
+			default:
+				ok = s == p
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return r, taskID, cfgID, true
+		}
+	}
+	return restRoute{}, "", "", false
+}
+
+// splitPath splits an escaped path into unescaped segments. Paths that an
+// agent could read differently from the gateway are refused: empty, "." and
+// ".." segments, encoded slashes and backslashes.
+func splitPath(escaped string) ([]string, bool) {
+	escaped = strings.TrimPrefix(escaped, "/")
+	if escaped == "" {
+		return nil, true
+	}
+	raw := strings.Split(strings.TrimSuffix(escaped, "/"), "/")
+	segs := make([]string, len(raw))
+	for i, r := range raw {
+		s, err := url.PathUnescape(r)
+		if err != nil || s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
+			return nil, false
+		}
+		segs[i] = s
+	}
+	return segs, true
+}

@@ -1,0 +1,231 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The gateway reads a few members of bodies it otherwise forwards byte for
+// byte. It must read them exactly as the agent will, or a crafted body could
+// authorize one task id while the agent acts on another: encoding/json
+// matches member names case-insensitively and lets the last duplicate win,
+// while JavaScript, Python and Go agents disagree on both. So members are
+// located with this strict walker instead, and any body in which a member
+// the gateway reads appears twice, or in another letter case, is refused.
+
+var errNotObject = errors.New("expected a JSON object")
+
+// ambiguityError reports a member that appears twice or in two spellings.
+type ambiguityError struct{ name string }
+
+func (e *ambiguityError) Error() string {
+	return fmt.Sprintf("member %q appears more than once or in another letter case", e.name)
+}
+
+// member is a member name the gateway reads, with its snake_case alias:
+// protobuf JSON parsers (which many agents use) accept both spellings of a
+// field, so "task_id" must be read as "taskId" too.
+type member struct{ name, alias string }
+
+// members builds the member list for the given lowerCamel names.
+func members(names ...string) []member {
+	out := make([]member, len(names))
+	for i, n := range names {
+		var b strings.Builder
+		for _, c := range n {
+			if c >= 'A' && c <= 'Z' {
+				b.WriteByte('_')
+				c += 'a' - 'A'
+			}
+			b.WriteRune(c)
+		}
+		out[i] = member{n, b.String()}
+	}
+	return out
+}
+
+// pick locates the members named in keys within the JSON object b, which
+// must already be valid JSON, and stores each raw value in out at the same
+// index (nil when absent). A JSON null counts as absent.
+func pick(b []byte, keys []member, out [][]byte) error {
+	for i := range out {
+		out[i] = nil
+	}
+	var seen uint64 // bit k: keys[k] was present, even as null
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		keyEnd := stringEnd(b, i)
+		if keyEnd < 0 {
+			return errNotObject
+		}
+		rawKey := b[i+1 : keyEnd-1]
+		key, err := memberName(rawKey)
+		if err != nil {
+			return err
+		}
+		i = skipSpace(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return errNotObject
+		}
+		i = skipSpace(b, i+1)
+		valEnd := valueEnd(b, i)
+		if valEnd < 0 {
+			return errNotObject
+		}
+		val := b[i:valEnd]
+		for k, want := range keys {
+			if key == want.name || key == want.alias {
+				if seen&(1<<k) != 0 {
+					return &ambiguityError{want.name}
+				}
+				seen |= 1 << k
+				if string(val) != "null" {
+					out[k] = val
+				}
+			} else if strings.EqualFold(key, want.name) || strings.EqualFold(key, want.alias) {
+				return &ambiguityError{want.name}
+			}
+		}
+		i = skipSpace(b, valEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return nil
+		}
+		return errNotObject
+	}
+	return errNotObject
+}
+
+// memberName unescapes a member name; "\u0069d" is "id" to every agent.
+func memberName(raw []byte) (string, error) {
+	for _, c := range raw {
+		if c == '\\' {
+			var s string
+			q := make([]byte, 0, len(raw)+2)
+			q = append(append(append(q, '"'), raw...), '"')
+			if err := json.Unmarshal(q, &s); err != nil {
+				return "", err
+			}
+			return s, nil
+		}
+	}
+	return string(raw), nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] ('"').
+func stringEnd(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := stringEnd(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// jsonString decodes a raw JSON string value; nil (absent or null) is "".
+func jsonString(raw []byte, name string) (string, error) {
+	if raw == nil {
+		return "", nil
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		inner := raw[1 : len(raw)-1]
+		plain := true
+		for _, c := range inner {
+			if c == '\\' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner), nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%s must be a string", name)
+}
+
+// jsonStrings decodes a raw JSON array of strings; nil is an empty list.
+func jsonStrings(raw []byte, name string) ([]string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("%s must be an array of strings", name)
+	}
+	return out, nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw []byte) bool {
+	i := skipSpace(raw, 0)
+	return i < len(raw) && raw[i] == '{'
+}

@@ -1,0 +1,217 @@
+package card
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The number serialisation table of RFC 8785 Appendix B, as IEEE 754 bit
+// patterns and the ECMAScript text they must produce.
+func TestFormatNumberRFC8785AppendixB(t *testing.T) {
+	tests := []struct {
+		bits uint64
+		want string // "" means the value has no JSON form
+	}{
+		{0x0000000000000000, "0"},
+		{0x8000000000000000, "0"},
+		{0x0000000000000001, "5e-324"},
+		{0x8000000000000001, "-5e-324"},
+		{0x7fefffffffffffff, "1.7976931348623157e+308"},
+		{0xffefffffffffffff, "-1.7976931348623157e+308"},
+		{0x4340000000000000, "9007199254740992"},
+		{0xc340000000000000, "-9007199254740992"},
+		{0x4430000000000000, "295147905179352830000"},
+		{0x7fffffffffffffff, ""},
+		{0x7ff0000000000000, ""},
+		{0x44b52d02c7e14af5, "9.999999999999997e+22"},
+		{0x44b52d02c7e14af6, "1e+23"},
+		{0x44b52d02c7e14af7, "1.0000000000000001e+23"},
+		{0x444b1ae4d6e2ef4e, "999999999999999700000"},
+		{0x444b1ae4d6e2ef4f, "999999999999999900000"},
+		{0x444b1ae4d6e2ef50, "1e+21"},
+		{0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"},
+		{0x3eb0c6f7a0b5ed8d, "0.000001"},
+		{0x41b3de4355555553, "333333333.3333332"},
+		{0x41b3de4355555554, "333333333.33333325"},
+		{0x41b3de4355555555, "333333333.3333333"},
+		{0x41b3de4355555556, "333333333.3333334"},
+		{0x41b3de4355555557, "333333333.33333343"},
+		{0xbecbf647612f3696, "-0.0000033333333333333333"},
+		{0x43143ff3c1cb0959, "1424953923781206.2"},
+		// The sample lines of the ES6 number test file.
+		{0x4340000000000001, "9007199254740994"},
+		{0x4340000000000002, "9007199254740996"},
+	}
+	for _, tc := range tests {
+		t.Run(strconv.FormatUint(tc.bits, 16), func(t *testing.T) {
+			f := math.Float64frombits(tc.bits)
+			got, err := formatNumber(f)
+			if tc.want == "" {
+				if !errors.Is(err, ErrNotCanonicalizable) {
+					t.Fatalf("formatNumber(%v) = %q, %v; want ErrNotCanonicalizable", f, got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("formatNumber(%v) = %q, %v; want %q", f, got, err, tc.want)
+			}
+			if back, err := strconv.ParseFloat(got, 64); err != nil || back != f && !(f == 0 && back == 0) {
+				t.Fatalf("%q does not round-trip to %v", got, f)
+			}
+		})
+	}
+}
+
+func TestCanonicalizeVectors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{
+			// RFC 8785 section 3.2.2 example.
+			name: "values",
+			in: `{
+  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+  "literals": [null, true, false]
+}`,
+			want: `{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
+		},
+		{
+			// RFC 8785 section 3.2.3 sorting example, extended: UTF-16 order puts
+			// the emoji (a surrogate pair) before U+FB33, unlike code point order.
+			name: "sorting",
+			in: `{
+  "\u20ac": "Euro Sign",
+  "\r": "Carriage Return",
+  "\u000a": "Newline",
+  "1": "One",
+  "\u0080": "Control\u007f",
+  "\ud83d\ude02": "Smiley",
+  "\u00f6": "Latin Small Letter O With Diaeresis",
+  "\ufb33": "Hebrew Letter Dalet With Dagesh",
+  "</script>": "Browser Challenge"
+}`,
+			want: "{\"\\n\":\"Newline\",\"\\r\":\"Carriage Return\",\"1\":\"One\",\"</script>\":\"Browser Challenge\",\"\u0080\":\"Control\u007f\",\"\u00f6\":\"Latin Small Letter O With Diaeresis\",\"\u20ac\":\"Euro Sign\",\"\U0001F602\":\"Smiley\",\"\ufb33\":\"Hebrew Letter Dalet With Dagesh\"}",
+		},
+		{
+			name: "structures",
+			in: `{
+  "1": {"f": {"f": "hi","F": 5} ,"\n": 56.0},
+  "10": { },
+  "": "empty",
+  "a": { },
+  "111": [ {"e": "yes","E": "no" } ],
+  "A": { }
+}`,
+			want: `{"":"empty","1":{"\n":56,"f":{"F":5,"f":"hi"}},"10":{},"111":[{"E":"no","e":"yes"}],"A":{},"a":{}}`,
+		},
+		{
+			name: "arrays",
+			in:   "[\n  56,\n  {\n    \"d\": true,\n    \"10\": null,\n    \"1\": [ ]\n  }\n]\n",
+			want: `[56,{"1":[],"10":null,"d":true}]`,
+		},
+		{
+			name: "unnormalised unicode stays as is",
+			in:   `{"Unnormalized Unicode":"A\u030a"}`,
+			want: "{\"Unnormalized Unicode\":\"A\u030a\"}",
+		},
+		{
+			name: "sorting ignores locale",
+			in:   `{"peach":"This sorting order","péché":"is wrong according to French","pêche":"but canonicalization MUST","sin":"ignore locale"}`,
+			want: `{"peach":"This sorting order","péché":"is wrong according to French","pêche":"but canonicalization MUST","sin":"ignore locale"}`,
+		},
+		{name: "scalar", in: " -0.0 ", want: "0"},
+		{name: "controls escaped in lower-case hex", in: `"\u001F\u0000\b\f\t"`, want: `"\u001f\u0000\b\f\t"`},
+		{name: "html not escaped", in: `"<a href=\"x\">&amp;</a>"`, want: `"<a href=\"x\">&amp;</a>"`},
+		{name: "large integer becomes a double", in: `12345678901234567890`, want: `12345678901234567000`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Canonicalize([]byte(tc.in))
+			if err != nil {
+				t.Fatalf("Canonicalize: %v", err)
+			}
+			if string(got) != tc.want {
+				t.Fatalf("Canonicalize =\n%s\nwant\n%s", got, tc.want)
+			}
+			again, err := Canonicalize(got)
+			if err != nil || string(again) != string(got) {
+				t.Fatalf("not idempotent: %s, %v", again, err)
+			}
+		})
+	}
+}
+
+func TestCanonicalizeRefuses(t *testing.T) {
+	tests := []struct {
+		name, in string
+	}{
+		{"empty", ""},
+		{"duplicate member", `{"a":1,"a":2}`},
+		{"duplicate nested member", `{"x":{"b":true,"b":true}}`},
+		{"lone high surrogate", `"\ud83d"`},
+		{"lone high surrogate before text", `"\ud83dx"`},
+		{"high surrogate with non-surrogate", `"\ud83d\u0041"`},
+		{"lone low surrogate", `"\ude02"`},
+		{"invalid utf-8", "\"\xff\""},
+		{"utf-8 encoded surrogate", "\"\xed\xa0\x80\""},
+		{"raw control character", "\"a\nb\""},
+		{"number out of range", `1e400`},
+		{"leading zero", `01`},
+		{"bare fraction", `1.`},
+		{"bare exponent", `1e`},
+		{"plus sign", `+1`},
+		{"trailing data", `{} {}`},
+		{"trailing comma", `[1,]`},
+		{"single quotes", `{'a':1}`},
+		{"unterminated string", `"abc`},
+		{"bad escape", `"\x"`},
+		{"short unicode escape", `"\u12"`},
+		{"missing colon", `{"a" 1}`},
+		{"unterminated object", `{"a":1`},
+		{"bad literal", `nul`},
+		{"too deep", strings.Repeat("[", maxJSONDepth+2) + strings.Repeat("]", maxJSONDepth+2)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Canonicalize([]byte(tc.in))
+			if !errors.Is(err, ErrNotCanonicalizable) {
+				t.Fatalf("Canonicalize(%q) = %s, %v; want ErrNotCanonicalizable", tc.in, got, err)
+			}
+		})
+	}
+}
+
+func FuzzCanonicalize(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,-0,1e300,"x\u00e9"],"b":{"c":null}}`, `"\ud83d\ude02"`, `[]`, `{"\u20ac":1,"\ufb33":2,"\ud83d\ude00":3}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Canonicalize(data)
+		if err != nil {
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("accepted invalid JSON %q", data)
+		}
+		var in, back any
+		if err := json.Unmarshal(data, &in); err != nil {
+			t.Fatalf("unmarshal input: %v", err)
+		}
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("canonical output %q is not JSON: %v", out, err)
+		}
+		if !reflect.DeepEqual(in, back) {
+			t.Fatalf("canonical form changed the value:\n in  %q\n out %q", data, out)
+		}
+		again, err := Canonicalize(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("not idempotent: %q -> %q, %v", out, again, err)
+		}
+	})
+}

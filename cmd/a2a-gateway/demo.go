@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/gateway"
+)
+
+// runDemo starts the demo agent and the gateway in one process on
+// loopback, with the embedded store and a fresh development signing key,
+// and prints what a person needs to try it.
+func runDemo(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:8080", "public listener of the gateway")
+	admin := fs.String("admin", "127.0.0.1:9090", "admin listener (/metrics, /healthz, /readyz)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := newLogger(os.Stderr, *logLevel, "text")
+
+	dir, err := os.MkdirTemp("", "a2a-gateway-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	keyPath := filepath.Join(dir, "dev-key.pem")
+	key, err := loadOrCreateKey(keyPath, devKeyID, true)
+	if err != nil {
+		return err
+	}
+
+	agent := demoagent.New(demoagent.Options{Push: true, Logger: log.With("component", "demo-agent")})
+	defer agent.Close()
+	agentLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	agentURL := "http://" + agentLn.Addr().String()
+	agent.SetBaseURL(agentURL)
+	agentSrv := &http.Server{Handler: agent, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = agentSrv.Serve(agentLn) }()
+	defer agentSrv.Close()
+
+	pub, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w (use -listen to pick another address)", *listen, err)
+	}
+	adm, err := net.Listen("tcp", *admin)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("listen %s: %w (use -admin to pick another address)", *admin, err)
+	}
+	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json")
+	gw, err := gateway.New(ctx, cfg, log)
+	if err != nil {
+		pub.Close()
+		adm.Close()
+		return err
+	}
+	defer gw.Close()
+
+	token, err := authz.MintToken(key, devKeyID, devIssuer, devAudience, "demo", "alice", devScopes, 12*time.Hour)
+	if err != nil {
+		return err
+	}
+	printDemo(out, cfg, keyPath, token)
+	return gw.Serve(ctx, pub, adm)
+}
+
+// demoConfig is the configuration the demo runs with: one agent, the
+// embedded store, and the development issuer.
+func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
+	cfg := &config.Config{
+		Listen:      listen,
+		AdminListen: admin,
+		Log:         config.LogOptions{Format: "text"},
+		Auth: authz.Options{Issuers: []authz.IssuerOptions{{
+			Name:       "demo",
+			Issuer:     devIssuer,
+			Audiences:  []string{devAudience},
+			Algorithms: []string{"EdDSA"},
+			KeyFiles:   []string{jwksPath},
+		}}},
+		Agents: []config.Agent{{Name: "demo", URL: agentURL}},
+	}
+	cfg.ApplyDefaults()
+	return cfg
+}
+
+func printDemo(out io.Writer, cfg *config.Config, keyPath, token string) {
+	base := cfg.PublicURL + "/agents/demo"
+	fmt.Fprintf(out, `
+a2a-gateway demo is running (embedded store, single replica). Ctrl-C stops it.
+
+  agent (through the gateway)  %[1]s/
+  agent card (rewritten)       %[1]s/.well-known/agent-card.json
+  metrics, health              http://%[2]s/metrics  /healthz  /readyz
+
+A development token for tenant "demo", subject "alice" (valid 12h):
+
+  export TOKEN=%[3]s
+
+Send a message (JSON-RPC, A2A 1.0):
+
+  curl -s %[1]s/ -H "Authorization: Bearer $TOKEN" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+
+Stream one (REST, A2A 1.0):
+
+  curl -sN %[1]s/message:stream -H "Authorization: Bearer $TOKEN" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \
+    -d '{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"stream 3"}]}}'
+
+The first word of the text picks a scenario: complete, stream N, slow 2s, input, auth, fail, reject,
+wait (until canceled), never, message. A token for another tenant:
+
+  go run ./cmd/a2a-gateway token -key %[4]s -tenant other -subject bob
+
+`, base, cfg.AdminListen, token, keyPath)
+}

@@ -1,0 +1,69 @@
+// Command a2a-gateway runs the A2A gateway.
+//
+//	a2a-gateway serve -config gateway.yaml   run from a configuration file
+//	a2a-gateway check -config gateway.yaml   validate a configuration and exit
+//	a2a-gateway demo                         gateway + demo agent on loopback
+//	a2a-gateway token -key dev.pem ...       mint a development token
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: a2a-gateway <command> [flags]
+
+commands:
+  serve   run the gateway from a YAML configuration file
+  check   validate a configuration file and exit
+  demo    run the gateway and the demo agent on loopback, with an embedded store
+  token   mint a development bearer token signed with a local key
+
+Run "a2a-gateway <command> -h" for the flags of a command.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(ctx, os.Args[2:])
+	case "check":
+		err = runCheck(os.Args[2:], os.Stdout)
+	case "demo":
+		err = runDemo(ctx, os.Args[2:], os.Stdout)
+	case "token":
+		err = runToken(os.Args[2:], os.Stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(os.Stdout, usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a2a-gateway:", err)
+		os.Exit(1)
+	}
+}
+
+// newLogger builds the process logger.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

@@ -1,0 +1,292 @@
+// Package config loads and validates the gateway's YAML configuration.
+// Loading and validation are separate steps so tests and the demo can
+// build a Config in code and validate it the same way.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/store"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole gateway configuration.
+type Config struct {
+	// Listen is the address of the public listener that serves the agents.
+	Listen string `yaml:"listen"`
+	// AdminListen is the address of the admin listener: /metrics, /healthz,
+	// /readyz. Keep it off the public network.
+	AdminListen string `yaml:"admin_listen"`
+	// PublicURL is the gateway's external base URL, written into rewritten
+	// agent cards. Defaults to http://<listen>.
+	PublicURL string `yaml:"public_url"`
+	// Log selects the log level and format.
+	Log LogOptions `yaml:"log"`
+	// Limits bound what one request or stream may use.
+	Limits Limits `yaml:"limits"`
+	// Shutdown bounds graceful termination.
+	Shutdown ShutdownOptions `yaml:"shutdown"`
+	// Store holds shared state: Redis, or the embedded store when no Redis
+	// address is given.
+	Store store.Options `yaml:"store"`
+	// Auth configures how callers authenticate: JWT issuers and API keys.
+	Auth authz.Options `yaml:"auth"`
+	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
+	Agents []Agent `yaml:"agents"`
+}
+
+// LogOptions configures structured logging.
+type LogOptions struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `yaml:"level"`
+	// Format is json or text. Default json.
+	Format string `yaml:"format"`
+}
+
+// Limits are the explicit bounds on request and response sizes and streams.
+type Limits struct {
+	// MaxBodyBytes bounds a request body. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxResponseBytes bounds a non-streaming upstream response, which the
+	// gateway reads whole to record what it reveals. Default 10 MiB.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// MaxEventBytes bounds one server-sent event from an agent. Default 1 MiB.
+	MaxEventBytes int `yaml:"max_event_bytes"`
+	// MaxStreams caps concurrently open streams across all agents. Default 10000.
+	MaxStreams int `yaml:"max_streams"`
+	// BodyTimeout bounds reading a request body, so a slow sender cannot
+	// hold a connection open indefinitely. Default 30s.
+	BodyTimeout duration.Duration `yaml:"body_timeout"`
+}
+
+// ShutdownOptions bounds graceful termination.
+type ShutdownOptions struct {
+	// Timeout is how long in-flight requests may take to finish after a
+	// termination signal. Default 30s.
+	Timeout duration.Duration `yaml:"timeout"`
+	// StreamGrace is how long open streams keep flowing after the signal
+	// before the gateway ends them cleanly (clients resubscribe elsewhere).
+	// Default 10s; at most Timeout.
+	StreamGrace duration.Duration `yaml:"stream_grace"`
+}
+
+// Agent is one upstream A2A agent.
+type Agent struct {
+	// Name is the mount name: the agent is served at /agents/{name}/.
+	// Letters, digits, '-' and '_' only.
+	Name string `yaml:"name"`
+	// URL is the agent's base URL, e.g. http://10.0.0.5:9001.
+	URL string `yaml:"url"`
+	// JSONRPCPath is where the agent serves JSON-RPC, relative to URL. Default "/".
+	JSONRPCPath string `yaml:"jsonrpc_path"`
+	// RESTPath is the base of the agent's HTTP+JSON binding, relative to URL. Default "/".
+	RESTPath string `yaml:"rest_path"`
+	// CardPath is where the agent serves its card, relative to URL.
+	// Default "/.well-known/agent-card.json" (with a fallback to agent.json).
+	CardPath string `yaml:"card_path"`
+	// CardTTL is how long a rewritten card is cached. Default 5m.
+	CardTTL duration.Duration `yaml:"card_ttl"`
+	// Timeouts bound each upstream exchange.
+	Timeouts AgentTimeouts `yaml:"timeouts"`
+	// UpstreamAuthEnv names an environment variable whose value is sent as
+	// the Authorization header to the agent. Callers' own credentials are
+	// never forwarded to an agent.
+	UpstreamAuthEnv string `yaml:"upstream_auth_env"`
+}
+
+// AgentTimeouts bound the exchanges with one agent.
+type AgentTimeouts struct {
+	// Connect bounds the TCP and TLS handshake. Default 5s.
+	Connect duration.Duration `yaml:"connect"`
+	// Request bounds a whole non-streaming exchange. Default 60s.
+	Request duration.Duration `yaml:"request"`
+	// StreamIdle ends a stream on which the agent sent nothing (not even a
+	// keep-alive) for this long. 0 (default) means never.
+	StreamIdle duration.Duration `yaml:"stream_idle"`
+}
+
+// Load reads, decodes, applies defaults to and validates the file at path.
+// Every error names the file, and where it can, the field and the reason.
+func Load(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes YAML strictly (unknown fields are errors), applies defaults
+// and validates.
+func Parse(raw []byte) (*Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// cleanYAMLError drops the library's "yaml: unmarshal errors:" preamble so
+// the message reads "line 7: field foo not found in type config.Agent".
+func cleanYAMLError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n  ", "; ")
+	return errors.New(strings.TrimPrefix(msg, "yaml: "))
+}
+
+// ApplyDefaults fills every unset field with its documented default.
+func (c *Config) ApplyDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.AdminListen == "" {
+		c.AdminListen = "127.0.0.1:9090"
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Listen
+	}
+	c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+	if c.Limits.MaxBodyBytes == 0 {
+		c.Limits.MaxBodyBytes = 1 << 20
+	}
+	if c.Limits.MaxResponseBytes == 0 {
+		c.Limits.MaxResponseBytes = 10 << 20
+	}
+	if c.Limits.MaxEventBytes == 0 {
+		c.Limits.MaxEventBytes = 1 << 20
+	}
+	if c.Limits.MaxStreams == 0 {
+		c.Limits.MaxStreams = 10000
+	}
+	if c.Limits.BodyTimeout == 0 {
+		c.Limits.BodyTimeout = duration.Duration(30 * time.Second)
+	}
+	if c.Shutdown.Timeout == 0 {
+		c.Shutdown.Timeout = duration.Duration(30 * time.Second)
+	}
+	if c.Shutdown.StreamGrace == 0 {
+		c.Shutdown.StreamGrace = duration.Duration(10 * time.Second)
+	}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		if a.JSONRPCPath == "" {
+			a.JSONRPCPath = "/"
+		}
+		if a.RESTPath == "" {
+			a.RESTPath = "/"
+		}
+		if a.CardPath == "" {
+			a.CardPath = "/.well-known/agent-card.json"
+		}
+		if a.CardTTL == 0 {
+			a.CardTTL = duration.Duration(5 * time.Minute)
+		}
+		if a.Timeouts.Connect == 0 {
+			a.Timeouts.Connect = duration.Duration(5 * time.Second)
+		}
+		if a.Timeouts.Request == 0 {
+			a.Timeouts.Request = duration.Duration(60 * time.Second)
+		}
+	}
+}
+
+var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+// Validate checks every field and reports the first problem as
+// "field.path: reason".
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	for _, l := range []struct{ field, addr string }{{"listen", c.Listen}, {"admin_listen", c.AdminListen}} {
+		if _, _, err := net.SplitHostPort(l.addr); err != nil {
+			add(l.field, "want host:port, got %q", l.addr)
+		}
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("public_url", "want an absolute http(s) URL, got %q", c.PublicURL)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add("log.level", "want debug, info, warn or error, got %q", c.Log.Level)
+	}
+	if c.Log.Format != "json" && c.Log.Format != "text" {
+		add("log.format", "want json or text, got %q", c.Log.Format)
+	}
+	if c.Limits.MaxBodyBytes < 1024 {
+		add("limits.max_body_bytes", "must be at least 1024")
+	}
+	if c.Limits.MaxResponseBytes < 1024 {
+		add("limits.max_response_bytes", "must be at least 1024")
+	}
+	if c.Limits.MaxEventBytes < 1024 {
+		add("limits.max_event_bytes", "must be at least 1024")
+	}
+	if c.Limits.MaxStreams < 1 {
+		add("limits.max_streams", "must be at least 1")
+	}
+	if c.Shutdown.StreamGrace > c.Shutdown.Timeout {
+		add("shutdown.stream_grace", "must not exceed shutdown.timeout")
+	}
+	if err := c.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Auth.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.Agents) == 0 {
+		add("agents", "at least one agent is required")
+	}
+	seen := map[string]bool{}
+	for i, a := range c.Agents {
+		f := fmt.Sprintf("agents[%d]", i)
+		if !agentName.MatchString(a.Name) {
+			add(f+".name", "want letters, digits, '-' or '_' (1-63 characters), got %q", a.Name)
+		}
+		if seen[a.Name] {
+			add(f+".name", "%q is used by another agent", a.Name)
+		}
+		seen[a.Name] = true
+		if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			add(f+".url", "want an absolute http(s) URL without a query, got %q", a.URL)
+		}
+		for _, p := range []struct{ field, path string }{{"jsonrpc_path", a.JSONRPCPath}, {"rest_path", a.RESTPath}, {"card_path", a.CardPath}} {
+			if !strings.HasPrefix(p.path, "/") || strings.Contains(p.path, "..") {
+				add(f+"."+p.field, "want a path starting with '/', got %q", p.path)
+			}
+		}
+		if a.UpstreamAuthEnv != "" {
+			if _, ok := os.LookupEnv(a.UpstreamAuthEnv); !ok {
+				add(f+".upstream_auth_env", "environment variable %s is not set", a.UpstreamAuthEnv)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+// Package gateway assembles the whole a2a-gateway from its configuration:
+// the store, authentication, the request pipeline, the proxy, the admin
+// endpoints, and the two listeners. It is the one place where the stages
+// are put in order; read New from top to bottom to follow a request.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// Gateway is a running configuration: its handlers and what they hold.
+type Gateway struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	store    store.Store
+	proxy    *proxy.Gateway
+	registry *prometheus.Registry
+	public   http.Handler
+	admin    http.Handler
+	closers  []func()
+}
+
+// New builds every component. It does not listen; see Run, or mount
+// Public and Admin on servers of your own (tests do).
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, error) {
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(g.registry)
+
+	st, err := store.Open(ctx, cfg.Store, log)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	g.store = st
+	g.closers = append(g.closers, func() { _ = st.Close() })
+
+	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	g.closers = append(g.closers, authn.Close)
+
+	// One request, one pass: each stage wraps the next, and the forwarder
+	// observes every answer for the observers, in this order.
+	px, err := proxy.New(proxy.Options{
+		Config: cfg,
+		Stages: []proxy.Stage{
+			authenticate(authn),
+		},
+		Cards:   newCardServer(cfg, log),
+		Metrics: m,
+		Logger:  log,
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.proxy = px
+	g.closers = append(g.closers, px.Close)
+	g.public = px
+	g.admin = g.adminMux()
+	return g, nil
+}
+
+// Public is the handler of the public listener.
+func (g *Gateway) Public() http.Handler { return g.public }
+
+// Admin is the handler of the admin listener.
+func (g *Gateway) Admin() http.Handler { return g.admin }
+
+// Registry is the Prometheus registry the gateway's metrics live in.
+func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
+
+func (g *Gateway) adminMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain")
+		if err := g.store.Ping(ctx); err != nil {
+			g.log.Warn("not ready: the store does not answer", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("store unavailable\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
+}
+
+// Close releases everything New acquired, in reverse order.
+func (g *Gateway) Close() {
+	for i := len(g.closers) - 1; i >= 0; i-- {
+		g.closers[i]()
+	}
+	g.closers = nil
+}
+
+// Run listens on the configured addresses until ctx is cancelled, then
+// shuts down gracefully: new connections stop at once, open streams keep
+// flowing for the stream grace period and are then ended cleanly, and
+// in-flight requests get until the shutdown timeout.
+func (g *Gateway) Run(ctx context.Context) error {
+	pub, err := net.Listen("tcp", g.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	adm, err := net.Listen("tcp", g.cfg.AdminListen)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("admin_listen: %w", err)
+	}
+	return g.Serve(ctx, pub, adm)
+}
+
+// Serve is Run on listeners the caller opened.
+func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
+	servers := []*http.Server{newServer(g.public, g.log), newServer(g.admin, g.log)}
+	errc := make(chan error, 2)
+	for i, l := range []net.Listener{pub, adm} {
+		go func() { errc <- servers[i].Serve(l) }()
+	}
+	g.log.Info("gateway listening", "public", pub.Addr().String(), "admin", adm.Addr().String(), "store", g.store.Kind())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	g.log.Info("shutting down", "timeout", g.cfg.Shutdown.Timeout.D().String(), "stream_grace", g.cfg.Shutdown.StreamGrace.D().String())
+	shutCtx, cancel := context.WithTimeout(context.Background(), g.cfg.Shutdown.Timeout.D())
+	defer cancel()
+	grace := time.AfterFunc(g.cfg.Shutdown.StreamGrace.D(), g.proxy.DrainStreams)
+	defer grace.Stop()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Shutdown(shutCtx); err != nil {
+				g.log.Warn("shutdown did not finish in time; closing connections", "err", err)
+				_ = s.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// newServer sets the listener-side limits. There is no write timeout:
+// streams last as long as tasks do. Bodies are bounded by size in the proxy.
+func newServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}

@@ -1,0 +1,46 @@
+// Package metrics defines every Prometheus metric the gateway exports, in
+// one place, so dashboards, alert rules and the README catalogue can be
+// checked against a single list. Labels are bounded: agent, operation,
+// state, reason, outcome; never a task id.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "a2agw"
+
+// Metrics holds the gateway's collectors. The registerer is injected so
+// tests can read a fresh registry.
+type Metrics struct {
+	Requests        *prometheus.CounterVec
+	RequestDuration *prometheus.HistogramVec
+	UpstreamErrors  *prometheus.CounterVec
+	OpenStreams     *prometheus.GaugeVec
+}
+
+// New creates and registers the collectors.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "requests_total",
+			Help: "A2A requests handled, by agent, operation and result (ok, an A2A error reason, or upstream_<class>).",
+		}, []string{"agent", "operation", "result"}),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "request_duration_seconds",
+			Help:    "Time to the end of the response (for streams: to the end of the stream), by agent and operation.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800},
+		}, []string{"agent", "operation"}),
+		UpstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "upstream_errors_total",
+			Help: "Exchanges with an agent that failed, by agent and reason (timeout, unreachable, invalid_response).",
+		}, []string{"agent", "reason"}),
+		OpenStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "open_streams",
+			Help: "Streams currently relayed to callers, by agent.",
+		}, []string{"agent"}),
+	}
+	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams)
+	return m
+}

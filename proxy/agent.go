@@ -1,0 +1,85 @@
+package proxy
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/config"
+)
+
+// Agent is one upstream agent as the gateway serves it.
+type Agent struct {
+	Name string
+	// Upstream is the agent's base URL.
+	Upstream *url.URL
+	// PublicBase is the gateway URL the agent is mounted at (no trailing slash).
+	PublicBase string
+	cfg        config.Agent
+	transport  *http.Transport
+	// upstreamAuth is the Authorization value sent to the agent, if configured.
+	upstreamAuth string
+}
+
+// newAgent builds an Agent with its own connection pool, so one slow agent
+// cannot exhaust the connections of another.
+func newAgent(c config.Agent, publicURL string) (*Agent, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", c.Name, err)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	dialer := &net.Dialer{Timeout: c.Timeouts.Connect.D(), KeepAlive: 30 * time.Second}
+	t := &http.Transport{
+		Proxy:                 nil, // agents are reached directly; an HTTP proxy would see tenant data
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   c.Timeouts.Connect.D(),
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		// Bodies are observed, so the agent must not compress them.
+		DisableCompression: true,
+		// Small buffers: thousands of idle streams each hold one connection.
+		ReadBufferSize:  4096,
+		WriteBufferSize: 4096,
+	}
+	a := &Agent{
+		Name:       c.Name,
+		Upstream:   u,
+		PublicBase: strings.TrimSuffix(publicURL, "/") + "/agents/" + c.Name,
+		cfg:        c,
+		transport:  t,
+	}
+	if c.UpstreamAuthEnv != "" {
+		a.upstreamAuth = os.Getenv(c.UpstreamAuthEnv)
+	}
+	return a, nil
+}
+
+// Config returns the agent's configuration.
+func (a *Agent) Config() config.Agent { return a.cfg }
+
+// Transport is the agent's connection pool, for components that call the
+// agent themselves.
+func (a *Agent) Transport() http.RoundTripper { return a.transport }
+
+// upstreamURL joins the agent's base with a path below it (escaped form
+// kept, so the agent sees the ids exactly as the caller sent them).
+func (a *Agent) upstreamURL(escapedPath, rawQuery string) *url.URL {
+	u := *a.Upstream
+	u.RawPath = a.Upstream.EscapedPath() + escapedPath
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		p = u.RawPath
+	}
+	u.Path = p
+	u.RawQuery = rawQuery
+	return &u
+}
+
+func (a *Agent) close() { a.transport.CloseIdleConnections() }

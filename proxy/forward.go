@@ -1,0 +1,251 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+)
+
+// hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// credentialHeaders carry the caller's credentials for the gateway. They
+// are never passed to a third-party agent.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Cookie"}
+
+// forward sends the request upstream and relays the answer, observing every
+// result and event on the way. It is the last handler of the pipeline.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) error {
+	ctx := r.Context()
+	streaming := s.Op.Method.Streaming()
+	if !streaming {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Agent.cfg.Timeouts.Request.D())
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery).String(), bytes.NewReader(s.Body))
+	if err != nil {
+		return fmt.Errorf("build upstream request: %w", err)
+	}
+	req.ContentLength = int64(len(s.Body))
+	copyHeaders(req.Header, r.Header)
+	for _, h := range credentialHeaders {
+		req.Header.Del(h)
+	}
+	for k, vs := range s.Header {
+		req.Header[k] = vs
+	}
+	if s.Agent.upstreamAuth != "" {
+		req.Header.Set("Authorization", s.Agent.upstreamAuth)
+	}
+	req.Header.Del("Accept-Encoding")
+	setForwarded(req, r)
+
+	resp, err := s.Agent.transport.RoundTrip(req)
+	if err != nil {
+		return upstreamError(r.Context(), ctx, err)
+	}
+	defer resp.Body.Close()
+	if isEventStream(resp.Header) {
+		return g.relayStream(w, r, s, resp)
+	}
+	return g.relayJSON(w, r.Context(), s, resp)
+}
+
+// upstreamError maps a failed exchange: the caller leaving is not an error
+// to answer (there is no one to answer), a deadline is a 504, anything else
+// a 502.
+func upstreamError(clientCtx, ctx context.Context, err error) error {
+	if clientCtx.Err() != nil {
+		return errClientGone
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamTimeout}
+	}
+	return &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamFailed}
+}
+
+// errClientGone means the caller disconnected; nothing is written.
+var errClientGone = errors.New("client disconnected")
+
+// upstreamFailure keeps the transport error for the log and the protocol
+// error for the caller.
+type upstreamFailure struct {
+	err    error
+	a2aErr *a2a.Error
+}
+
+func (u *upstreamFailure) Error() string { return u.err.Error() }
+func (u *upstreamFailure) Unwrap() error { return u.a2aErr }
+
+// relayJSON reads a bounded non-streaming answer, lets the observers see it
+// before the caller does, and writes it unchanged.
+func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope, resp *http.Response) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, g.limits.MaxResponseBytes+1))
+	if err != nil {
+		return upstreamError(ctx, ctx, err)
+	}
+	if int64(len(body)) > g.limits.MaxResponseBytes {
+		s.Log.Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
+		return &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
+	}
+	if resp.StatusCode < 300 || s.Op.Binding == a2a.BindingJSONRPC {
+		if err := g.observe(ctx, s, body); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	copyHeaders(h, resp.Header)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// observe parses one payload as the caller's binding frames it and hands
+// the event to every observer.
+func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
+	if len(g.observers) == 0 {
+		return nil
+	}
+	var ev a2a.Event
+	var err error
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		ev, err = a2a.ParseRPCEvent(payload)
+	} else {
+		ev, err = a2a.ParseResult(payload)
+	}
+	if err != nil {
+		// What cannot be read cannot be recorded; observers decide whether
+		// an unreadable answer may still reach the caller.
+		s.Log.Debug("agent payload not recognised", "err", err)
+		ev = a2a.Event{Kind: a2a.EventNone}
+	}
+	for _, o := range g.observers {
+		if err := o.Observe(ctx, s, ev, payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relayStream passes an SSE stream through event by event, flushing each
+// one, observing each before the caller sees it. The stream ends when the
+// agent ends it, when the caller leaves (which releases the upstream
+// connection through the request context), when the gateway drains, or
+// after StreamIdle without a byte from the agent.
+func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
+	release, ok := g.acquireStream()
+	if !ok {
+		return a2a.ErrRateLimited.WithMessage("the gateway holds its maximum number of open streams").WithRetryAfter(time.Second)
+	}
+	defer release()
+
+	h := w.Header()
+	copyHeaders(h, resp.Header)
+	h.Del("Content-Length")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+
+	// The body is closed when the stream must stop for a reason the reader
+	// cannot see (draining, idle timeout): that unblocks Next.
+	stop := context.AfterFunc(g.drainCtx, func() { resp.Body.Close() })
+	defer stop()
+	var idle *time.Timer
+	if d := s.Agent.cfg.Timeouts.StreamIdle.D(); d > 0 {
+		idle = time.AfterFunc(d, func() { resp.Body.Close() })
+		defer idle.Stop()
+	}
+
+	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			g.logStreamEnd(r, s, err)
+			return nil
+		}
+		if idle != nil {
+			idle.Reset(s.Agent.cfg.Timeouts.StreamIdle.D())
+		}
+		if len(ev.Data) > 0 {
+			if err := g.observe(r.Context(), s, ev.Data); err != nil {
+				// Headers are gone: the only honest answer is to end the stream.
+				s.Log.Warn("stream ended: an event could not be recorded", "err", err)
+				return nil
+			}
+		}
+		if _, err := w.Write(ev.Raw); err != nil {
+			return nil
+		}
+		if err := rc.Flush(); err != nil {
+			return nil
+		}
+	}
+}
+
+func (g *Gateway) logStreamEnd(r *http.Request, s *Scope, err error) {
+	switch {
+	case errors.Is(err, io.EOF):
+		s.Log.Debug("stream ended by the agent")
+	case r.Context().Err() != nil:
+		s.Log.Debug("stream ended by the caller")
+	case g.drainCtx.Err() != nil:
+		s.Log.Info("stream ended: gateway shutting down")
+	case errors.Is(err, a2a.ErrSSEEventTooLarge):
+		s.Log.Warn("stream ended: agent event over the size limit", "limit_bytes", g.limits.MaxEventBytes)
+	default:
+		s.Log.Warn("stream ended: agent connection dropped", "err", err)
+	}
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), a2a.SSEContentType)
+}
+
+// copyHeaders copies end-to-end headers.
+func copyHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, f := range dst.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			dst.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, hh := range hopHeaders {
+		dst.Del(hh)
+	}
+}
+
+// setForwarded records the original client for the agent's logs.
+func setForwarded(req, in *http.Request) {
+	if host, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
+		if prior := in.Header.Values("X-Forwarded-For"); len(prior) > 0 {
+			host = strings.Join(prior, ", ") + ", " + host
+		}
+		req.Header.Set("X-Forwarded-For", host)
+	}
+	proto := "http"
+	if in.TLS != nil {
+		proto = "https"
+	}
+	req.Header.Set("X-Forwarded-Proto", proto)
+	req.Header.Set("X-Forwarded-Host", in.Host)
+}

@@ -1,0 +1,292 @@
+// Package proxy is the A2A-aware reverse proxy: it routes each request to
+// its agent, classifies it once, runs it through the pipeline of stages and
+// forwards it, observing every result and stream event on the way back.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
+)
+
+// Options assemble a Gateway. Stages run in the order given, before the
+// request is forwarded; observers see every result and event in order.
+type Options struct {
+	Config    *config.Config
+	Stages    []Stage
+	Observers []Observer
+	Cards     CardServer
+	Metrics   *metrics.Metrics
+	Logger    *slog.Logger
+}
+
+// CardServer serves an agent's (rewritten) card.
+type CardServer interface {
+	ServeCard(w http.ResponseWriter, r *http.Request, a *Agent)
+}
+
+// Gateway is the public HTTP handler.
+type Gateway struct {
+	agents    map[string]*Agent
+	handler   Handler
+	observers []Observer
+	cards     CardServer
+	metrics   *metrics.Metrics
+	log       *slog.Logger
+	limits    config.Limits
+
+	streams atomic.Int64
+	// drainCtx is cancelled when open streams must end (shutdown).
+	drainCtx   context.Context
+	drainStart context.CancelFunc
+}
+
+// New builds the gateway from its configuration and pipeline.
+func New(o Options) (*Gateway, error) {
+	g := &Gateway{
+		agents:    make(map[string]*Agent, len(o.Config.Agents)),
+		observers: o.Observers,
+		cards:     o.Cards,
+		metrics:   o.Metrics,
+		log:       o.Logger,
+		limits:    o.Config.Limits,
+	}
+	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
+	for _, ac := range o.Config.Agents {
+		a, err := newAgent(ac, o.Config.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		g.agents[ac.Name] = a
+	}
+	// The pipeline, assembled once: stages wrap the forwarder in order.
+	h := Handler(g.forward)
+	for i := len(o.Stages) - 1; i >= 0; i-- {
+		h = o.Stages[i](h)
+	}
+	g.handler = h
+	return g, nil
+}
+
+// Agent returns the named agent, for components that call agents themselves.
+func (g *Gateway) Agent(name string) (*Agent, bool) {
+	a, ok := g.agents[name]
+	return a, ok
+}
+
+// DrainStreams ends every open stream cleanly and refuses new ones; called
+// during shutdown once the stream grace period is over.
+func (g *Gateway) DrainStreams() { g.drainStart() }
+
+// Close releases the upstream connection pools.
+func (g *Gateway) Close() {
+	g.drainStart()
+	for _, a := range g.agents {
+		a.close()
+	}
+}
+
+// OpenStreams is the number of streams being relayed.
+func (g *Gateway) OpenStreams() int64 { return g.streams.Load() }
+
+func (g *Gateway) acquireStream() (release func(), ok bool) {
+	if g.drainCtx.Err() != nil || g.streams.Add(1) > int64(g.limits.MaxStreams) {
+		if g.drainCtx.Err() == nil {
+			g.streams.Add(-1)
+		}
+		return nil, false
+	}
+	return func() { g.streams.Add(-1) }, true
+}
+
+const agentsPrefix = "/agents/"
+
+// ServeHTTP routes /agents/{name}/... to the named agent.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	if !strings.HasPrefix(path, agentsPrefix) {
+		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("not found; agents are served under /agents/{name}/"))
+		return
+	}
+	name, rel, _ := strings.Cut(path[len(agentsPrefix):], "/")
+	a, ok := g.agents[name]
+	if !ok {
+		g.log.Info("request for an unknown agent", "path", clip(path))
+		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("no agent is mounted at "+agentsPrefix+clip(name)))
+		return
+	}
+	g.serveAgent(w, r, a, "/"+rel)
+}
+
+// serveAgent classifies the request, runs the pipeline and accounts for it.
+func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, rel string) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) {
+		g.cards.ServeCard(w, r, a)
+		return
+	}
+	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{}}
+	rec := &statusRecorder{ResponseWriter: w}
+	err := g.classify(rec, r, s)
+	if err == nil {
+		s.Log = g.log.With("agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String())
+		err = g.handler(rec, r, s)
+	}
+	if s.Log == nil {
+		s.Log = g.log.With("agent", a.Name)
+	}
+	result := "ok"
+	if err != nil {
+		result = g.writeError(rec, r, s, err)
+	} else if rec.status >= 400 {
+		result = fmt.Sprintf("upstream_%dxx", rec.status/100)
+	}
+	op := s.Op.Method.String()
+	g.metrics.Requests.WithLabelValues(a.Name, op, result).Inc()
+	g.metrics.RequestDuration.WithLabelValues(a.Name, op).Observe(time.Since(s.Start).Seconds())
+}
+
+// classify works out the binding and version, reads the bounded body and
+// classifies the operation into s.Op.
+func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) error {
+	cfg := s.Agent.cfg
+	isRPC := r.Method == http.MethodPost && strings.TrimSuffix(s.relPath, "/") == strings.TrimSuffix(cfg.JSONRPCPath, "/")
+	if isRPC {
+		s.Op.Binding = a2a.BindingJSONRPC
+	} else {
+		s.Op.Binding = a2a.BindingREST
+	}
+	v, explicit, verr := a2a.NegotiateVersion(r)
+	s.Op.Version = v
+	if verr != nil {
+		return verr
+	}
+	body, err := readBody(w, r, g.limits.MaxBodyBytes, g.limits.BodyTimeout.D())
+	if err != nil {
+		return err
+	}
+	s.Body = body
+	var op *a2a.Operation
+	var cerr *a2a.Error
+	if isRPC {
+		op, cerr = a2a.ClassifyRPC(body, v, explicit)
+	} else {
+		restRel, ok := strings.CutPrefix(s.relPath, strings.TrimSuffix(cfg.RESTPath, "/"))
+		if !ok || (restRel != "" && restRel[0] != '/') {
+			return a2a.ErrMethodNotFound.WithMessage("no A2A operation at this path")
+		}
+		op, cerr = a2a.ClassifyREST(r.Method, restRel, r.URL.Query(), body, v, explicit)
+	}
+	s.Op = op
+	if cerr != nil {
+		return cerr
+	}
+	return nil
+}
+
+// readBody reads the whole request body, up to limit bytes and within
+// timeout; the read deadline is lifted afterwards so streams can last.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, a2a.ErrPayloadTooLarge
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, a2a.ErrPayloadTooLarge
+		}
+		if r.Context().Err() != nil {
+			return nil, errClientGone
+		}
+		return nil, a2a.ErrInvalidRequest.WithMessage("the request body could not be read")
+	}
+	return body, nil
+}
+
+// writeError answers err in the caller's binding and version, logs it once,
+// and returns the metric result label.
+func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err error) string {
+	if errors.Is(err, errClientGone) {
+		s.Log.Debug("caller disconnected")
+		return "client_gone"
+	}
+	var uf *upstreamFailure
+	if errors.As(err, &uf) {
+		reason := "unreachable"
+		switch uf.a2aErr {
+		case a2a.ErrUpstreamTimeout:
+			reason = "timeout"
+		case a2a.ErrInvalidAgentResponse:
+			reason = "invalid_response"
+		}
+		g.metrics.UpstreamErrors.WithLabelValues(s.Agent.Name, reason).Inc()
+		s.Log.Warn("agent exchange failed", "reason", reason, "err", uf.err)
+	}
+	var ae *a2a.Error
+	if !errors.As(err, &ae) {
+		s.Log.Error("internal error", "err", err)
+		ae = a2a.ErrInternal
+	} else if uf == nil {
+		s.Log.Info("request refused", "code", ae.Code, "reason", ae.Reason, "detail", ae.Message)
+	}
+	if w.wrote {
+		// A stream already started: the error cannot be sent any more.
+		return ae.Reason
+	}
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
+	} else {
+		a2a.WriteRESTError(w, ae)
+	}
+	return ae.Reason
+}
+
+func isCardPath(rel string) bool {
+	return rel == "/.well-known/agent-card.json" || rel == "/.well-known/agent.json"
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// statusRecorder remembers the status written, for metrics and for
+// knowing whether an error can still be sent.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.status, s.wrote = http.StatusOK, true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,34 @@
+// Package store holds the state that gateway replicas share: which tenant
+// owns each task and context today, and further concerns (dedupe records,
+// lifecycle, challenges, the delivery queue) added in the same shape.
+//
+// # Shape of a concern
+//
+// Each concern is one small interface (Ownership, in ownership.go) with
+// argument checks shared by every implementation, and two implementations:
+//
+//   - Redis (redis_ownership.go): a go-redis UniversalClient, so standalone,
+//     Sentinel and Cluster deployments all work. The key layout is documented
+//     at the top of the file; every operation is one round trip (a pipeline
+//     or a script), and transport failures are returned as ErrUnavailable.
+//   - Memory (memory_ownership.go): mutex-protected maps with the same TTL
+//     semantics, a bounded size and a sweep run by the store's janitor, for a
+//     gateway running as a single replica.
+//
+// Store has one accessor per concern. The conformance suite in
+// store/storetest runs the same cases against the memory store, a standalone
+// redis-server and a Redis Cluster, so the two implementations cannot drift.
+//
+// To add a concern: define its interface and argument checks in <concern>.go,
+// add an accessor to Store, implement redis_<concern>.go (document its keys;
+// build them with keyspace) and memory_<concern>.go (implement sweeper and
+// register it in NewMemory), and add storetest.Run<Concern>, wired into
+// store_test.go for all three back ends.
+//
+// # Errors
+//
+// Arguments that break a documented limit fail with ErrInvalidArgument.
+// When Redis cannot answer (connection refused, timeout, cluster down,
+// failover in progress) the error satisfies errors.Is(err, ErrUnavailable),
+// so callers can fail closed with "temporarily unavailable".
+package store

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// keyspace builds the Redis keys of every concern. All keys have the form
+//
+//	<prefix>:<family>:{<tag>}
+//
+// where <family> names the concern ("own" for ownership) and everything the
+// caller controls is escaped so that no input can reach outside its field:
+// bytes other than ASCII letters, digits and "-._~@/+=" become %XX. The
+// escaped text therefore never contains ":", "|", "{" or "}", which makes a
+// key unambiguous and keeps the Cluster hash tag (the text between the
+// braces) exactly the one the family chose.
+type keyspace struct {
+	prefix string
+}
+
+// refCode is the one-letter spelling of a RefKind inside keys.
+func refCode(k RefKind) byte {
+	if k == RefContext {
+		return 'c'
+	}
+	return 't'
+}
+
+// refTagged returns <prefix>:<family>:{<agent>:<t|c>:<id>}. The hash tag is
+// the reference itself: records of different tasks land in different slots,
+// and records of the same task in different families share one slot, so a
+// script may touch them together.
+func (k keyspace) refTagged(family, agent string, ref Ref) string {
+	var b strings.Builder
+	b.Grow(len(k.prefix) + len(family) + len(agent) + len(ref.ID) + 10)
+	b.WriteString(k.prefix)
+	b.WriteByte(':')
+	b.WriteString(family)
+	b.WriteString(":{")
+	writeEscaped(&b, agent)
+	b.WriteByte(':')
+	b.WriteByte(refCode(ref.Kind))
+	b.WriteByte(':')
+	writeEscaped(&b, ref.ID)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// plain reports whether c is written as itself by writeEscaped.
+func plain(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~@/+=", c) >= 0
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+func writeEscaped(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plain(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&0xF])
+	}
+}
+
+func escape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	writeEscaped(&b, s)
+	return b.String()
+}
+
+var errBadEscape = errors.New("malformed escape")
+
+// unescape reverses escape. It accepts only what escape produces, so every
+// stored text has exactly one spelling.
+func unescape(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		for i := 0; i < len(s); i++ {
+			if !plain(s[i]) {
+				return "", fmt.Errorf("%w: unexpected byte %q", errBadEscape, s[i])
+			}
+		}
+		return s, nil
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if plain(c) {
+			out = append(out, c)
+			continue
+		}
+		if c != '%' || i+2 >= len(s) {
+			return "", fmt.Errorf("%w at byte %d", errBadEscape, i)
+		}
+		hi, lo := strings.IndexByte(hexDigits, s[i+1]), strings.IndexByte(hexDigits, s[i+2])
+		if hi < 0 || lo < 0 {
+			return "", fmt.Errorf("%w at byte %d", errBadEscape, i)
+		}
+		v := byte(hi<<4 | lo)
+		if plain(v) {
+			return "", fmt.Errorf("%w at byte %d: %q need not be escaped", errBadEscape, i, v)
+		}
+		out = append(out, v)
+		i += 2
+	}
+	return string(out), nil
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Bounds on how often the janitor sweeps expired records. Lookups never
+// return an expired record, so sweeping only returns memory; it need not be
+// frequent.
+const (
+	minSweepInterval = time.Second
+	maxSweepInterval = time.Minute
+)
+
+// sweeper is implemented by each memory concern: drop what expired by now.
+type sweeper interface {
+	sweep(now time.Time)
+}
+
+// memoryStore is the Store of a single replica: everything lives in this
+// process and is lost when it exits.
+type memoryStore struct {
+	gate      gate
+	ownership *memOwnership
+	sweepers  []sweeper
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+var _ Store = (*memoryStore)(nil)
+
+// NewMemory returns the embedded store and starts its janitor, which Close
+// stops. o must have passed Validate; zero fields take their defaults.
+func NewMemory(o Options) Store {
+	o = o.withDefaults()
+	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
+	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
+	s.sweepers = []sweeper{s.ownership}
+	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
+	return s
+}
+
+// sweepInterval sweeps twice per TTL, within the bounds above.
+func sweepInterval(ttl time.Duration) time.Duration {
+	return min(max(ttl/2, minSweepInterval), maxSweepInterval)
+}
+
+func (s *memoryStore) janitor(every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			for _, sw := range s.sweepers {
+				sw.sweep(now)
+			}
+		}
+	}
+}
+
+func (s *memoryStore) Kind() string { return KindMemory }
+
+func (s *memoryStore) Ownership() Ownership { return s.ownership }
+
+func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
+
+func (s *memoryStore) Close() error {
+	s.closeOnce.Do(func() {
+		s.gate.closed.Store(true)
+		close(s.stop)
+		<-s.done
+	})
+	return nil
+}

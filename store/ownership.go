@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// RefKind tells a task id from a context id: an agent may issue the same
+// string as both, and they must not share an owner record.
+type RefKind uint8
+
+// Kinds of reference. The zero value is invalid so that a forgotten kind is
+// caught as an argument error.
+const (
+	RefTask RefKind = iota + 1
+	RefContext
+)
+
+func (k RefKind) String() string {
+	switch k {
+	case RefTask:
+		return "task"
+	case RefContext:
+		return "context"
+	}
+	return fmt.Sprintf("RefKind(%d)", uint8(k))
+}
+
+// Ref names a task or a context of one agent.
+type Ref struct {
+	Kind RefKind
+	ID   string
+}
+
+// Owner is the tenant, and within it the subject, that created a task or
+// context through the gateway.
+type Owner struct {
+	Tenant  string
+	Subject string
+}
+
+// IsZero reports whether o is the absent owner.
+func (o Owner) IsZero() bool { return o.Tenant == "" && o.Subject == "" }
+
+// Ownership records which tenant and subject own each task id and context id
+// the gateway has seen, per agent. It sits on the hot path of every request:
+// each call costs one round trip to the back end.
+type Ownership interface {
+	// Claim records owner for every ref that has no owner yet, atomically per
+	// ref, and returns per ref the owner on record afterwards: owner itself,
+	// or whoever claimed the ref first. Records expire OwnershipTTL after they
+	// were created; a claim does not extend them.
+	Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error)
+	// Lookup returns the owner of each ref, the zero Owner where none is on
+	// record.
+	Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error)
+}
+
+// Limits on Ownership arguments. Agent names, tenants, subjects and ids come
+// from callers and agents, so their size is bounded before any work is done.
+const (
+	// MaxNameBytes bounds agent names, tenants, subjects and ids.
+	MaxNameBytes = 512
+	// MaxRefsPerCall bounds the refs of one Claim or Lookup.
+	MaxRefsPerCall = 1024
+)
+
+func checkName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
+	}
+	if len(s) > MaxNameBytes {
+		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), MaxNameBytes)
+	}
+	return nil
+}
+
+func checkRefs(agent string, refs []Ref) error {
+	if err := checkName("agent name", agent); err != nil {
+		return err
+	}
+	if len(refs) > MaxRefsPerCall {
+		return fmt.Errorf("%w: %d refs in one call, over the limit of %d", ErrInvalidArgument, len(refs), MaxRefsPerCall)
+	}
+	for i, r := range refs {
+		if r.Kind != RefTask && r.Kind != RefContext {
+			return fmt.Errorf("%w: ref %d: unknown kind %s", ErrInvalidArgument, i, r.Kind)
+		}
+		if err := checkName(fmt.Sprintf("ref %d: %s id", i, r.Kind), r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOwner(o Owner) error {
+	if err := checkName("owner tenant", o.Tenant); err != nil {
+		return err
+	}
+	if len(o.Subject) > MaxNameBytes {
+		return fmt.Errorf("%w: owner subject is %d bytes, over the limit of %d", ErrInvalidArgument, len(o.Subject), MaxNameBytes)
+	}
+	return nil
+}
+
+// ownerVersion starts every stored owner record, so the format can change
+// without misreading records written by older gateways.
+const ownerVersion = "1"
+
+// encodeOwner renders o as "1|<tenant>|<subject>", both escaped, so "|" in
+// a name cannot move the boundary between tenant and subject.
+func encodeOwner(o Owner) string {
+	var b strings.Builder
+	b.Grow(len(o.Tenant) + len(o.Subject) + 4)
+	b.WriteString(ownerVersion)
+	b.WriteByte('|')
+	writeEscaped(&b, o.Tenant)
+	b.WriteByte('|')
+	writeEscaped(&b, o.Subject)
+	return b.String()
+}
+
+func decodeOwner(v string) (Owner, error) {
+	version, rest, ok := strings.Cut(v, "|")
+	if !ok || version != ownerVersion {
+		return Owner{}, fmt.Errorf("owner record has unknown format version %.8q", version)
+	}
+	tenant, subject, ok := strings.Cut(rest, "|")
+	if !ok {
+		return Owner{}, fmt.Errorf("owner record has no subject field")
+	}
+	t, err := unescape(tenant)
+	if err != nil {
+		return Owner{}, fmt.Errorf("owner record tenant: %w", err)
+	}
+	s, err := unescape(subject)
+	if err != nil {
+		return Owner{}, fmt.Errorf("owner record subject: %w", err)
+	}
+	if t == "" {
+		return Owner{}, fmt.Errorf("owner record has an empty tenant")
+	}
+	return Owner{Tenant: t, Subject: s}, nil
+}

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redisMaxRetries lets go-redis retry a command once, which absorbs a pooled
+// connection the server closed, while bounding a request's worst case to
+// about twice the configured timeouts.
+const redisMaxRetries = 1
+
+// newRedisClient builds the go-redis client r describes. The password is read
+// from the environment here and goes nowhere but the client.
+func newRedisClient(r RedisOptions) (redis.UniversalClient, error) {
+	var password string
+	if r.PasswordEnv != "" {
+		password = os.Getenv(r.PasswordEnv)
+		if password == "" {
+			return nil, fmt.Errorf("store.redis.password_env: environment variable %q is unset or empty", r.PasswordEnv)
+		}
+	}
+	var tlsConfig *tls.Config
+	if r.TLS {
+		// ServerName stays empty: go-redis dials with the node's host name,
+		// which is what each node's certificate is checked against.
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return redis.NewUniversalClient(&redis.UniversalOptions{
+		Addrs:         r.Addrs,
+		MasterName:    r.MasterName,
+		IsClusterMode: r.ClusterMode,
+		Username:      r.Username,
+		Password:      password,
+		DB:            r.DB,
+		TLSConfig:     tlsConfig,
+		DialTimeout:   r.DialTimeout.D(),
+		ReadTimeout:   r.ReadTimeout.D(),
+		WriteTimeout:  r.WriteTimeout.D(),
+		PoolSize:      r.PoolSize,
+		MaxRetries:    redisMaxRetries,
+		// One dial per attempt: the default of five would multiply
+		// dial_timeout and delay the "unavailable" answer.
+		DialerRetries: 1,
+		// Request deadlines bound Redis calls as well as the timeouts above.
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+	}), nil
+}
+
+// redisConn is what every Redis concern shares: the client, the key layout
+// and the error mapping.
+type redisConn struct {
+	client redis.UniversalClient
+	// cluster is set in cluster mode; see fail.
+	cluster *redis.ClusterClient
+	keys    keyspace
+	gate    *gate
+}
+
+// fail wraps err from operation op. Transport failures and the replies a
+// server gives while it cannot serve become ErrUnavailable; anything else
+// (a wrong password, a refused command) is a fault to report, not to retry.
+func (c *redisConn) fail(op string, err error) error {
+	// A caller that went away is neither a fault nor an outage.
+	if errors.Is(err, context.Canceled) || !unavailable(err) {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	if c.cluster != nil {
+		// go-redis refreshes its slot map only every minute or on MOVED, so
+		// after a failover it would keep dialing the dead master. The reload
+		// runs in the background and go-redis coalesces concurrent requests.
+		c.cluster.ReloadState(context.Background())
+	}
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, op, err)
+}
+
+// unavailable reports whether err means Redis could not serve the command
+// now, as opposed to refusing it.
+func unavailable(err error) bool {
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		// Not a server reply: dial and I/O errors, timeouts, an exhausted
+		// pool, a closed client, failed cluster or Sentinel discovery.
+		return true
+	}
+	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsClusterDownError(err) ||
+		redis.IsTryAgainError(err) || redis.IsMasterDownError(err) || redis.IsMaxClientsError(err) ||
+		redis.IsOOMError(err) || redis.IsNoReplicasError(err) || redis.HasErrorPrefix(err, "BUSY")
+}
+
+// redisStore is the Store backed by Redis.
+type redisStore struct {
+	conn      *redisConn
+	owned     bool // Close closes the client only if Open created it
+	ownership *redisOwnership
+}
+
+var _ Store = (*redisStore)(nil)
+
+// NewRedis returns a Store on an existing client, which stays the caller's
+// to close. o must have passed Validate; zero fields take their defaults and
+// o.Redis is ignored.
+func NewRedis(client redis.UniversalClient, o Options) Store {
+	return newRedisStore(client, o.withDefaults(), false)
+}
+
+func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisStore {
+	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		conn.cluster = cc
+	}
+	return &redisStore{
+		conn:      conn,
+		owned:     owned,
+		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
+	}
+}
+
+func (s *redisStore) Kind() string { return KindRedis }
+
+func (s *redisStore) Ownership() Ownership { return s.ownership }
+
+// Ping checks every master in cluster mode: one unreachable shard already
+// fails the requests whose keys it holds.
+func (s *redisStore) Ping(ctx context.Context) error {
+	if err := s.conn.gate.check(); err != nil {
+		return err
+	}
+	var err error
+	if s.conn.cluster != nil {
+		err = s.conn.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.Ping(ctx).Err()
+		})
+	} else {
+		err = s.conn.client.Ping(ctx).Err()
+	}
+	if err != nil {
+		return s.conn.fail("ping", err)
+	}
+	return nil
+}
+
+func (s *redisStore) Close() error {
+	if s.conn.gate.closed.Swap(true) || !s.owned {
+		return nil
+	}
+	if err := s.conn.client.Close(); err != nil {
+		return fmt.Errorf("store: close redis client: %w", err)
+	}
+	return nil
+}

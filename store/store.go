@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+)
+
+// Kinds reported by Store.Kind.
+const (
+	KindRedis  = "redis"
+	KindMemory = "memory"
+)
+
+var (
+	// ErrUnavailable means the back end cannot answer right now (connection
+	// refused, timeout, cluster down, failover in progress, store closed).
+	// Callers should fail closed with "temporarily unavailable".
+	ErrUnavailable = errors.New("store: temporarily unavailable")
+	// ErrInvalidArgument means an argument broke a documented limit.
+	ErrInvalidArgument = errors.New("store: invalid argument")
+)
+
+// errClosed is returned by every operation after Close.
+var errClosed = fmt.Errorf("%w: store is closed", ErrUnavailable)
+
+// Store is the handle the gateway holds on its shared state.
+type Store interface {
+	// Ping reports whether the back end answers, for readiness checks.
+	Ping(ctx context.Context) error
+	// Close releases the store; later calls fail with ErrUnavailable.
+	// Closing twice is harmless.
+	Close() error
+	// Kind is KindRedis or KindMemory, for the start-up log line.
+	Kind() string
+	// Ownership is the task and context ownership concern.
+	Ownership() Ownership
+}
+
+// gate makes every operation of a store fail once it is closed.
+type gate struct {
+	closed atomic.Bool
+}
+
+func (g *gate) check() error {
+	if g.closed.Load() {
+		return errClosed
+	}
+	return nil
+}
+
+// Open validates o and opens the store it describes: Redis when
+// o.Redis.Addrs is set, the embedded memory store otherwise. log receives
+// one line saying which (nil discards it). An unreachable Redis is not an
+// error here, so the gateway can start before Redis does and report not
+// ready until then; a misconfiguration such as a wrong password is.
+func Open(ctx context.Context, o Options, log *slog.Logger) (Store, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if len(o.Redis.Addrs) == 0 {
+		log.Info("store: embedded in-memory store; state is not shared, so run a single replica or configure store.redis.addrs",
+			"kind", KindMemory, "max_entries", o.Memory.MaxEntries)
+		return NewMemory(o), nil
+	}
+
+	client, err := newRedisClient(o.Redis)
+	if err != nil {
+		return nil, err
+	}
+	s := newRedisStore(client, o, true)
+	attrs := []any{"kind", KindRedis, "mode", o.Redis.mode(), "addrs", o.Redis.Addrs, "tls", o.Redis.TLS, "key_prefix", o.KeyPrefix}
+	if err := s.Ping(ctx); err != nil {
+		if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("store: open redis %v: %w", o.Redis.Addrs, err)
+		}
+		log.Warn("store: redis is not reachable yet; readiness reports it until it is", append(attrs, "error", err)...)
+		return s, nil
+	}
+	log.Info("store: redis", attrs...)
+	return s, nil
+}
