@@ -112,10 +112,8 @@ func SigningPayload(card []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A card of nothing but defaults strips to {}, which is still signed.
 	stripped, _ := stripDefaults(obj.without(fieldSignatures))
-	if stripped == nil {
-		stripped = &jsonObject{}
-	}
 	var buf bytes.Buffer
 	if err := writeCanonical(&buf, stripped); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/store"
 	"go.yaml.in/yaml/v3"
@@ -41,6 +42,8 @@ type Config struct {
 	Store store.Options `yaml:"store"`
 	// Auth configures how callers authenticate: JWT issuers and API keys.
 	Auth authz.Options `yaml:"auth"`
+	// Budgets are the per-tenant request and stream budgets.
+	Budgets budget.Options `yaml:"budgets"`
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
 	Agents []Agent `yaml:"agents"`
 }
@@ -102,6 +105,9 @@ type Agent struct {
 	// the Authorization header to the agent. Callers' own credentials are
 	// never forwarded to an agent.
 	UpstreamAuthEnv string `yaml:"upstream_auth_env"`
+	// Policy says which tenants may use the agent, which scopes each
+	// operation needs, and whether tasks belong to a tenant or a subject.
+	Policy authz.Policy `yaml:"policy"`
 }
 
 // AgentTimeouts bound the exchanges with one agent.
@@ -261,6 +267,9 @@ func (c *Config) Validate() error {
 	if err := c.Auth.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Budgets.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(c.Agents) == 0 {
 		add("agents", "at least one agent is required")
 	}
@@ -281,6 +290,9 @@ func (c *Config) Validate() error {
 			if !strings.HasPrefix(p.path, "/") || strings.Contains(p.path, "..") {
 				add(f+"."+p.field, "want a path starting with '/', got %q", p.path)
 			}
+		}
+		if err := a.Policy.Validate(f + ".policy"); err != nil {
+			errs = append(errs, err)
 		}
 		if a.UpstreamAuthEnv != "" {
 			if _, ok := os.LookupEnv(a.UpstreamAuthEnv); !ok {

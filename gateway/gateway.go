@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -64,6 +65,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Config: cfg,
 		Stages: []proxy.Stage{
 			authenticate(authn),
+			limitRate(budget.New(cfg.Budgets), m),
+			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
+			filterList,
+		},
+		Observers: []proxy.Observer{
+			recordOwnership,
 		},
 		Cards:   newCardServer(cfg, log),
 		Metrics: m,
@@ -78,6 +85,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.public = px
 	g.admin = g.adminMux()
 	return g, nil
+}
+
+// policies collects the agents' authorization policies by agent name.
+func policies(cfg *config.Config) map[string]authz.Policy {
+	out := make(map[string]authz.Policy, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		out[a.Name] = a.Policy
+	}
+	return out
 }
 
 // Public is the handler of the public listener.

@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/budget"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
@@ -29,3 +33,51 @@ func authenticate(authn *authz.Authenticator) proxy.Stage {
 		}
 	}
 }
+
+// limitRate spends one request of the caller's tenant budget, and for
+// streams one of its stream slots for as long as the stream is open.
+func limitRate(b *budget.Budgets, m *metrics.Metrics) proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			tenant := s.Principal.Tenant
+			if ok, wait := b.Allow(tenant); !ok {
+				m.BudgetRefusals.WithLabelValues(s.Agent.Name, "rate").Inc()
+				return a2a.ErrRateLimited.WithMessage("the tenant's request budget is exhausted").WithRetryAfter(wait)
+			}
+			if s.Op.Method.Streaming() {
+				release, ok := b.AcquireStream(tenant)
+				if !ok {
+					m.BudgetRefusals.WithLabelValues(s.Agent.Name, "streams").Inc()
+					return a2a.ErrRateLimited.WithMessage("the tenant holds its maximum number of open streams").WithRetryAfter(5 * time.Second)
+				}
+				defer release()
+			}
+			return next(w, r, s)
+		}
+	}
+}
+
+// authorize checks the agent's policy and the ownership of every task and
+// context the request names, before anything reaches the agent.
+func authorize(z *authz.Authorizer) proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			grant, err := z.Authorize(r.Context(), s.Principal, s.Agent.Name, s.Op)
+			if err != nil {
+				return err
+			}
+			s.Grant = grant
+			return next(w, r, s)
+		}
+	}
+}
+
+// recordOwnership is the observer that makes every task and context an
+// answer reveals the caller's, and withholds answers that reveal someone
+// else's.
+var recordOwnership = proxy.ObserverFunc(func(ctx context.Context, s *proxy.Scope, ev a2a.Event, _ []byte) error {
+	if s.Grant == nil {
+		return nil
+	}
+	return s.Grant.Record(ctx, ev)
+})

@@ -18,6 +18,8 @@ type Metrics struct {
 	RequestDuration *prometheus.HistogramVec
 	UpstreamErrors  *prometheus.CounterVec
 	OpenStreams     *prometheus.GaugeVec
+	AuthzDenials    *prometheus.CounterVec
+	BudgetRefusals  *prometheus.CounterVec
 }
 
 // New creates and registers the collectors.
@@ -40,7 +42,15 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: Namespace, Name: "open_streams",
 			Help: "Streams currently relayed to callers, by agent.",
 		}, []string{"agent"}),
+		AuthzDenials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "authz_denials_total",
+			Help: "Operations refused by authorization, by agent, operation and reason (tenant_not_allowed, missing_scope, not_owner, foreign_in_answer, store_unavailable).",
+		}, []string{"agent", "operation", "reason"}),
+		BudgetRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "budget_refusals_total",
+			Help: "Requests refused by a per-tenant budget, by agent and budget (rate, streams, active_tasks).",
+		}, []string{"agent", "budget"}),
 	}
-	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams)
+	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals)
 	return m
 }

@@ -19,6 +19,9 @@ type Scope struct {
 	Op        *a2a.Operation
 	Body      []byte
 	Principal *authz.Principal
+	// Grant is the authorization decision for this request; it records
+	// the ids the answer reveals.
+	Grant *authz.Grant
 	Start     time.Time
 	Log       *slog.Logger
 	// Header holds extra headers the forwarder sends upstream (set by stages).

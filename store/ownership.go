@@ -87,8 +87,9 @@ func checkRefs(agent string, refs []Ref) error {
 		if r.Kind != RefTask && r.Kind != RefContext {
 			return fmt.Errorf("%w: ref %d: unknown kind %s", ErrInvalidArgument, i, r.Kind)
 		}
-		if err := checkName(fmt.Sprintf("ref %d: %s id", i, r.Kind), r.ID); err != nil {
-			return err
+		// The message is built only on failure: this runs on every request.
+		if r.ID == "" || len(r.ID) > MaxNameBytes {
+			return checkName(fmt.Sprintf("ref %d: %s id", i, r.Kind), r.ID)
 		}
 	}
 	return nil

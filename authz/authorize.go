@@ -1,0 +1,237 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// Authorizer decides, for every operation, whether the caller may perform
+// it: the agent's policy first, then ownership of every task and context
+// the request names. Task and context ids are identifiers, not permissions:
+// a foreign task and an unknown one get the same answer, TaskNotFound,
+// after the same store round trip, so ids cannot be probed.
+type Authorizer struct {
+	owners   store.Ownership
+	policies map[string]*Policy
+	metrics  *metrics.Metrics
+	audit    *slog.Logger
+}
+
+// NewAuthorizer builds an Authorizer over the ownership store. policies are
+// keyed by agent name; an agent without one gets the zero Policy.
+func NewAuthorizer(owners store.Ownership, policies map[string]Policy, m *metrics.Metrics, audit *slog.Logger) *Authorizer {
+	z := &Authorizer{owners: owners, policies: make(map[string]*Policy, len(policies)), metrics: m, audit: audit}
+	for name, p := range policies {
+		z.policies[name] = &p
+	}
+	return z
+}
+
+// Grant is an authorization decision in force for one request. It
+// remembers which ids are known to be the caller's, so that a stream's
+// events cost a store round trip only for ids not seen before.
+type Grant struct {
+	z          *Authorizer
+	principal  *Principal
+	agent      string
+	perSubject bool
+	known      map[store.Ref]struct{}
+}
+
+// Principal is the caller the grant was issued to.
+func (g *Grant) Principal() *Principal { return g.principal }
+
+// errUnavailable wraps a store failure so that callers fail closed with a clear
+// "temporarily unavailable".
+var errUnavailable = a2a.ErrUnavailable.WithMessage("authorization is temporarily unavailable; retry later")
+
+// Authorize checks op for p on agent. The returned error is an *a2a.Error
+// ready for the caller: PermissionDenied for policy, TaskNotFound for
+// ownership, Unavailable when the store cannot answer.
+func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, op *a2a.Operation) (*Grant, error) {
+	pol := z.policy(agent)
+	g := &Grant{z: z, principal: p, agent: agent, perSubject: pol.perSubject(), known: make(map[store.Ref]struct{}, 4)}
+	if ok, reason := pol.permits(p, op.Method); !ok {
+		z.deny(ctx, g, op, reason)
+		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
+	}
+	lookups, claims := refsOf(op, pol)
+	if len(lookups)+len(claims) == 0 {
+		z.allow(ctx, g, op)
+		return g, nil
+	}
+	owner := store.Owner{Tenant: p.Tenant, Subject: p.Subject}
+	var found, claimed []store.Owner
+	var err error
+	if len(claims) > 0 {
+		claimed, err = z.owners.Claim(ctx, agent, claims, owner)
+	}
+	if err == nil && len(lookups) > 0 {
+		found, err = z.owners.Lookup(ctx, agent, lookups)
+	}
+	if err != nil {
+		return nil, z.storeFailed(ctx, g, op, err)
+	}
+	if !g.ownsAll(lookups, found) || !g.ownsAll(claims, claimed) {
+		z.deny(ctx, g, op, "not_owner")
+		return nil, a2a.ErrTaskNotFound
+	}
+	z.allow(ctx, g, op)
+	return g, nil
+}
+
+// refsOf lists the ids op names: those that must already be the caller's
+// (lookups) and those the request creates and so reserves (claims).
+func refsOf(op *a2a.Operation, pol *Policy) (lookups, claims []store.Ref) {
+	task := store.Ref{Kind: store.RefTask, ID: op.TaskID}
+	ctxRef := store.Ref{Kind: store.RefContext, ID: op.ContextID}
+	switch {
+	case op.Method.TaskScoped():
+		lookups = append(lookups, task)
+	case op.Method == a2a.MethodSend || op.Method == a2a.MethodStream:
+		if op.Version == a2a.VLegacy {
+			// Legacy clients choose the task id: sending creates it.
+			claims = append(claims, task)
+		} else if op.TaskID != "" {
+			// Task ids are issued by agents. Reserving one the gateway has not
+			// seen would let a caller take over a task an agent issues later.
+			lookups = append(lookups, task)
+		}
+		for _, id := range op.ReferenceTaskIDs {
+			lookups = append(lookups, store.Ref{Kind: store.RefTask, ID: id})
+		}
+		if op.ContextID != "" {
+			if pol.clientContextIDs() {
+				claims = append(claims, ctxRef)
+			} else {
+				lookups = append(lookups, ctxRef)
+			}
+		}
+	case op.Method == a2a.MethodListTasks && op.ContextID != "":
+		lookups = append(lookups, ctxRef)
+	}
+	return lookups, claims
+}
+
+// Record checks the task and context an answer reveals. Ids not yet on
+// record become the caller's; ids on record for someone else mean the
+// agent answered with another tenant's task, and the answer must not reach
+// the caller: the returned error is TaskNotFound.
+func (g *Grant) Record(ctx context.Context, ev a2a.Event) error {
+	var refs []store.Ref
+	for _, r := range []store.Ref{{Kind: store.RefTask, ID: ev.TaskID}, {Kind: store.RefContext, ID: ev.ContextID}} {
+		if r.ID == "" {
+			continue
+		}
+		if _, ok := g.known[r]; !ok {
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	owners, err := g.z.owners.Claim(ctx, g.agent, refs, store.Owner{Tenant: g.principal.Tenant, Subject: g.principal.Subject})
+	if err != nil {
+		g.z.audit.Warn("ownership could not be recorded; answer withheld", "agent", g.agent, "err", err)
+		return errUnavailable
+	}
+	for i, o := range owners {
+		if !g.owns(o) {
+			g.z.audit.Warn("agent answered with a task owned by another tenant; answer withheld",
+				"decision", "deny", "reason", "foreign_in_answer", "agent", g.agent,
+				"tenant", g.principal.Tenant, "subject", g.principal.Subject, "ref", refs[i].Kind.String(), "id", refs[i].ID)
+			g.z.metrics.AuthzDenials.WithLabelValues(g.agent, "answer", "foreign_in_answer").Inc()
+			return a2a.ErrTaskNotFound
+		}
+		g.known[refs[i]] = struct{}{}
+	}
+	return nil
+}
+
+// OwnedTasks reports which of the task ids are the caller's: one round trip.
+func (g *Grant) OwnedTasks(ctx context.Context, ids []string) ([]bool, error) {
+	refs := make([]store.Ref, len(ids))
+	for i, id := range ids {
+		refs[i] = store.Ref{Kind: store.RefTask, ID: id}
+	}
+	owners, err := g.z.owners.Lookup(ctx, g.agent, refs)
+	if err != nil {
+		return nil, errUnavailable
+	}
+	out := make([]bool, len(ids))
+	for i, o := range owners {
+		out[i] = g.owns(o)
+	}
+	return out, nil
+}
+
+// ownsAll checks each ref's owner and remembers the refs that are the caller's.
+func (g *Grant) ownsAll(refs []store.Ref, owners []store.Owner) bool {
+	for i, o := range owners {
+		if !g.owns(o) {
+			return false
+		}
+		g.known[refs[i]] = struct{}{}
+	}
+	return true
+}
+
+func (g *Grant) owns(o store.Owner) bool {
+	return !o.IsZero() && o.Tenant == g.principal.Tenant && (!g.perSubject || o.Subject == g.principal.Subject)
+}
+
+func (z *Authorizer) policy(agent string) *Policy {
+	if p, ok := z.policies[agent]; ok {
+		return p
+	}
+	return &Policy{}
+}
+
+func (z *Authorizer) deny(ctx context.Context, g *Grant, op *a2a.Operation, reason string) {
+	z.metrics.AuthzDenials.WithLabelValues(g.agent, op.Method.String(), reason).Inc()
+	z.audit.LogAttrs(ctx, slog.LevelWarn, "authorization", auditAttrs(g, op, "deny", reason)...)
+}
+
+func (z *Authorizer) allow(ctx context.Context, g *Grant, op *a2a.Operation) {
+	z.audit.LogAttrs(ctx, slog.LevelDebug, "authorization", auditAttrs(g, op, "allow", "")...)
+}
+
+func (z *Authorizer) storeFailed(ctx context.Context, g *Grant, op *a2a.Operation, err error) error {
+	reason := "store_unavailable"
+	if !errors.Is(err, store.ErrUnavailable) {
+		reason = "store_error"
+	}
+	z.metrics.AuthzDenials.WithLabelValues(g.agent, op.Method.String(), reason).Inc()
+	attrs := append(auditAttrs(g, op, "deny", reason), slog.String("err", err.Error()))
+	z.audit.LogAttrs(ctx, slog.LevelError, "authorization", attrs...)
+	if errors.Is(err, store.ErrInvalidArgument) {
+		return a2a.ErrTaskNotFound
+	}
+	return errUnavailable
+}
+
+func auditAttrs(g *Grant, op *a2a.Operation, decision, reason string) []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("decision", decision),
+		slog.String("agent", g.agent),
+		slog.String("operation", op.Method.String()),
+		slog.String("tenant", g.principal.Tenant),
+		slog.String("subject", g.principal.Subject),
+		slog.String("issuer", g.principal.Issuer),
+	}
+	if op.TaskID != "" {
+		attrs = append(attrs, slog.String("task_id", op.TaskID))
+	}
+	if op.ContextID != "" {
+		attrs = append(attrs, slog.String("context_id", op.ContextID))
+	}
+	if reason != "" {
+		attrs = append(attrs, slog.String("reason", reason))
+	}
+	return attrs
+}

@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+)
+
+// ListTasks answers come from the agent, which may not isolate tenants, so
+// the gateway filters them to the caller's tasks. Filtering shortens pages,
+// so the gateway keeps its own paging: its page token remembers the
+// agent's token for the page being read and how many of that page's tasks
+// were already handed out, and a short page is topped up from the agent's
+// following pages.
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+	// maxUpstreamPages bounds the agent calls one ListTasks may make; the
+	// answer is then a shorter page with a token to continue.
+	maxUpstreamPages = 10
+	pageTokenPrefix  = "gw1."
+)
+
+// pageCursor is the content of the gateway's page token.
+type pageCursor struct {
+	Upstream string `json:"u,omitempty"`
+	Skip     int    `json:"k,omitempty"`
+}
+
+func (c pageCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return pageTokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(tok string) (pageCursor, bool) {
+	var c pageCursor
+	if tok == "" {
+		return c, true
+	}
+	raw, ok := strings.CutPrefix(tok, pageTokenPrefix)
+	if !ok {
+		return c, false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.Skip < 0 || c.Skip > maxPageSize {
+		return c, false
+	}
+	return c, true
+}
+
+// listRequest is a ListTasks call the gateway can re-issue with another
+// page token: the JSON-RPC envelope or the REST query.
+type listRequest struct {
+	s        *proxy.Scope
+	r        *http.Request
+	envelope map[string]json.RawMessage
+	params   map[string]json.RawMessage
+	query    url.Values
+	pageSize int
+	cursor   pageCursor
+}
+
+func newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
+	lr := &listRequest{s: s, r: r, pageSize: defaultPageSize}
+	var size, token string
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		if err := json.Unmarshal(s.Body, &lr.envelope); err != nil {
+			return nil, a2a.ErrParse
+		}
+		lr.params = map[string]json.RawMessage{}
+		if p := lr.envelope["params"]; len(p) > 0 && string(p) != "null" {
+			if err := json.Unmarshal(p, &lr.params); err != nil {
+				return nil, a2a.ErrInvalidParams.WithMessage(`"params" must be an object`)
+			}
+		}
+		if v, ok := lr.params["pageSize"]; ok {
+			size = strings.Trim(string(v), `"`)
+		}
+		if v, ok := lr.params["pageToken"]; ok && json.Unmarshal(v, &token) != nil {
+			return nil, a2a.ErrInvalidParams.WithMessage("pageToken must be a string")
+		}
+	} else {
+		lr.query = r.URL.Query()
+		size, token = lr.query.Get("pageSize"), lr.query.Get("pageToken")
+	}
+	if size != "" && size != "null" {
+		n, err := strconv.Atoi(size)
+		if err != nil || n < 1 || n > maxPageSize {
+			return nil, a2a.ErrInvalidParams.WithMessage("pageSize must be between 1 and 100")
+		}
+		lr.pageSize = n
+	}
+	c, ok := decodeCursor(token)
+	if !ok {
+		return nil, a2a.ErrInvalidParams.WithMessage("pageToken is not a token this gateway issued")
+	}
+	lr.cursor = c
+	return lr, nil
+}
+
+// at returns the request and scope that ask the agent for the page behind
+// its token.
+func (lr *listRequest) at(upstreamToken string) (*http.Request, *proxy.Scope) {
+	s := *lr.s
+	r := lr.r
+	if lr.envelope != nil {
+		setOrDelete(lr.params, "pageToken", upstreamToken)
+		lr.params["pageSize"] = json.RawMessage(strconv.Itoa(lr.pageSize))
+		lr.envelope["params"], _ = json.Marshal(lr.params)
+		s.Body, _ = json.Marshal(lr.envelope)
+	} else {
+		q := url.Values{}
+		for k, v := range lr.query {
+			q[k] = v
+		}
+		q.Del("pageToken")
+		if upstreamToken != "" {
+			q.Set("pageToken", upstreamToken)
+		}
+		q.Set("pageSize", strconv.Itoa(lr.pageSize))
+		r = lr.r.Clone(lr.r.Context())
+		r.URL.RawQuery = q.Encode()
+	}
+	return r, &s
+}
+
+func setOrDelete(m map[string]json.RawMessage, k, v string) {
+	if v == "" {
+		delete(m, k)
+		return
+	}
+	m[k], _ = json.Marshal(v)
+}
+
+// listPage is the part of a ListTasks result the gateway reads.
+type listPage struct {
+	Tasks         []json.RawMessage `json:"tasks"`
+	NextPageToken string            `json:"nextPageToken"`
+}
+
+// filterList serves ListTasks: it asks the agent for pages, keeps the
+// caller's tasks and writes one page in the agent's format.
+func filterList(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		if s.Op.Method != a2a.MethodListTasks {
+			return next(w, r, s)
+		}
+		lr, err := newListRequest(r, s)
+		if err != nil {
+			return err
+		}
+		var kept []json.RawMessage
+		cur := lr.cursor
+		var header http.Header
+		complete := cur == (pageCursor{})
+		for calls := 0; ; calls++ {
+			if calls == maxUpstreamPages {
+				complete = false
+				break
+			}
+			rr, ss := lr.at(cur.Upstream)
+			rec := newRecorder()
+			if err := next(rec, rr, ss); err != nil {
+				return err
+			}
+			page, ok := readListPage(s.Op.Binding, rec)
+			if !ok {
+				// An error or something unexpected: the caller sees it as the agent sent it.
+				rec.copyTo(w)
+				return nil
+			}
+			header = rec.header
+			tasks := page.Tasks[min(cur.Skip, len(page.Tasks)):]
+			owned, err := s.Grant.OwnedTasks(r.Context(), taskIDs(tasks))
+			if err != nil {
+				return err
+			}
+			for i, t := range tasks {
+				if !owned[i] {
+					continue
+				}
+				kept = append(kept, t)
+				if len(kept) == lr.pageSize {
+					if rest := i + 1; rest < len(tasks) {
+						cur = pageCursor{Upstream: cur.Upstream, Skip: cur.Skip + rest}
+					} else {
+						cur = pageCursor{Upstream: page.NextPageToken}
+					}
+					return writeListPage(w, s, header, kept, cur, false)
+				}
+			}
+			if page.NextPageToken == "" {
+				return writeListPage(w, s, header, kept, pageCursor{}, complete)
+			}
+			cur = pageCursor{Upstream: page.NextPageToken}
+		}
+		return writeListPage(w, s, header, kept, cur, false)
+	}
+}
+
+func readListPage(b a2a.Binding, rec *recorder) (listPage, bool) {
+	var page listPage
+	if rec.status != http.StatusOK {
+		return page, false
+	}
+	body := rec.body.Bytes()
+	if b == a2a.BindingJSONRPC {
+		res, _, err := a2a.UnwrapRPC(body)
+		if err != nil || res == nil {
+			return page, false
+		}
+		body = res
+	}
+	return page, json.Unmarshal(body, &page) == nil
+}
+
+func taskIDs(tasks []json.RawMessage) []string {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		if ev, err := a2a.ParseResult(t); err == nil {
+			ids[i] = ev.TaskID
+		}
+	}
+	return ids
+}
+
+// writeListPage writes the filtered page. totalSize is given only when it
+// is exact: every matching task fitted in this one page.
+func writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Header, tasks []json.RawMessage, next pageCursor, exact bool) error {
+	if tasks == nil {
+		tasks = []json.RawMessage{}
+	}
+	result := map[string]any{"tasks": tasks, "pageSize": len(tasks)}
+	if next != (pageCursor{}) {
+		result["nextPageToken"] = next.encode()
+	} else {
+		result["nextPageToken"] = ""
+	}
+	if exact {
+		result["totalSize"] = len(tasks)
+	}
+	var body []byte
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.Op.RPCID, "result": result})
+	} else {
+		body, _ = json.Marshal(result)
+	}
+	if ct := h.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// recorder captures a non-streaming answer so the gateway can read it
+// before deciding what the caller sees.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *recorder) copyTo(w http.ResponseWriter) {
+	for k, v := range r.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(r.status)
+	_, _ = w.Write(r.body.Bytes())
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the gateway's tests need and builds the binaries into bin/.
+# Safe to run again: every step checks before it acts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "setup: installing redis-server (Debian package)"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null
+fi
+
+go mod download
+mkdir -p bin
+go build -o bin/a2a-gateway ./cmd/a2a-gateway
+go build -o bin/demo-agent ./cmd/demo-agent
+echo "setup: done (bin/a2a-gateway, bin/demo-agent; redis-server $(redis-server --version | awk '{print $3}'))"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: static checks, then every test with the race detector.
+# Tests that need Redis start their own redis-server on a free port.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 20m ./...
