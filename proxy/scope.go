@@ -22,8 +22,8 @@ type Scope struct {
 	// Grant is the authorization decision for this request; it records
 	// the ids the answer reveals.
 	Grant *authz.Grant
-	Start     time.Time
-	Log       *slog.Logger
+	Start time.Time
+	Log   *slog.Logger
 	// Header holds extra headers the forwarder sends upstream (set by stages).
 	Header http.Header
 	// relPath is the escaped request path below the agent's mount.
