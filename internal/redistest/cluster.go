@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,27 +279,25 @@ func (c *Cluster) KillMaster(t testing.TB, i int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	for k, a := range c.admins {
-		if !c.nodes[k].Running() {
-			continue
-		}
-		view, err := clusterNodes(ctx, a)
-		if err != nil {
-			t.Fatalf("redistest: KillMaster: %s: %v", c.nodes[k].Addr(), err)
-		}
-		port, ok := servingMaster(view, c.ranges[i].lo)
-		if !ok {
-			t.Fatalf("redistest: KillMaster(%d): no healthy master serves slot %d", i, c.ranges[i].lo)
-		}
-		for _, s := range c.nodes {
-			if s.port == port && s.Running() {
-				s.Stop(t)
-				return
-			}
-		}
-		t.Fatalf("redistest: KillMaster(%d): the serving master :%d is not running", i, port)
+	k := slices.IndexFunc(c.nodes, (*Server).Running)
+	if k < 0 {
+		t.Fatalf("redistest: KillMaster(%d): no node is running", i)
 	}
-	t.Fatalf("redistest: KillMaster(%d): no node is running", i)
+	view, err := clusterNodes(ctx, c.admins[k])
+	if err != nil {
+		t.Fatalf("redistest: KillMaster(%d): %s: %v", i, c.nodes[k].Addr(), err)
+	}
+	port, ok := servingMaster(view, c.ranges[i].lo)
+	if !ok {
+		t.Fatalf("redistest: KillMaster(%d): no healthy master serves slot %d", i, c.ranges[i].lo)
+	}
+	for _, s := range c.nodes {
+		if s.port == port && s.Running() {
+			s.Stop(t)
+			return
+		}
+	}
+	t.Fatalf("redistest: KillMaster(%d): the serving master :%d is not running", i, port)
 }
 
 // WaitHealthy waits until every live node reports cluster_state:ok, each

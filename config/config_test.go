@@ -1,0 +1,91 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestExampleConfigLoads(t *testing.T) {
+	for k, v := range map[string]string{
+		"A2AGW_REDIS_PASSWORD":          "secret",
+		"A2AGW_BATCH_HMAC":              "0123456789abcdef0123456789abcdef",
+		"A2AGW_KEY_NIGHTLY":             "abcdefghijklmnopqrstu",
+		"A2AGW_APPROVALS_UPSTREAM_AUTH": "Bearer upstream",
+	} {
+		t.Setenv(k, v)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(file), "..", "deploy", "examples", "gateway.yaml")
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Agents) != 2 || cfg.Agents[1].JSONRPCPath != "/a2a/jsonrpc" || cfg.Agents[0].Policy.Scopes["cancel"][0] != "a2a:tasks.cancel" {
+		t.Fatalf("example not read as written: %+v", cfg.Agents)
+	}
+}
+
+const minimal = `
+auth:
+  api_keys: [{name: ci, tenant: t, key_sha256: "0000000000000000000000000000000000000000000000000000000000000000"}]
+agents: [{name: demo, url: "http://127.0.0.1:9001"}]
+`
+
+func TestDefaults(t *testing.T) {
+	cfg, err := Parse([]byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agents[0]
+	if cfg.Listen != "127.0.0.1:8080" || cfg.PublicURL != "http://127.0.0.1:8080" || cfg.Limits.MaxBodyBytes != 1<<20 ||
+		a.JSONRPCPath != "/" || a.CardPath != "/.well-known/agent-card.json" || a.Timeouts.Request.D().Seconds() != 60 {
+		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", minimal + "bogus: 1\n", "field bogus not found"},
+		{"unknown agent field", strings.Replace(minimal, `url:`, `colour: red, url:`, 1), "field colour not found"},
+		{"bare number duration", minimal + "shutdown: {timeout: 30}\n", `want a duration such as "30s"`},
+		{"bad listen", minimal + "listen: nowhere\n", "listen: want host:port"},
+		{"bad public url", minimal + "public_url: ftp://x\n", "public_url: want an absolute http(s) URL"},
+		{"bad log level", minimal + "log: {level: loud}\n", "log.level"},
+		{"tiny body limit", minimal + "limits: {max_body_bytes: 10}\n", "limits.max_body_bytes"},
+		{"grace over timeout", minimal + "shutdown: {timeout: 5s, stream_grace: 10s}\n", "shutdown.stream_grace"},
+		{"no agents", strings.Replace(minimal, `agents: [{name: demo, url: "http://127.0.0.1:9001"}]`, "", 1), "agents: at least one agent"},
+		{"bad agent name", strings.Replace(minimal, "name: demo", `name: "../x"`, 1), "agents[0].name"},
+		{"duplicate agent", strings.Replace(minimal, `agents: [`, `agents: [{name: demo, url: "http://a:1"}, `, 1), `"demo" is used by another agent`},
+		{"agent url query", strings.Replace(minimal, `9001"`, `9001?x=1"`, 1), "agents[0].url"},
+		{"bad path", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", rest_path: "a2a"`, 1), "agents[0].rest_path"},
+		{"bad ownership", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", policy: {ownership: everyone}`, 1), "agents[0].policy.ownership"},
+		{"bad scope op", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", policy: {scopes: {teleport: [x]}}`, 1), `unknown operation "teleport"`},
+		{"unset upstream auth env", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", upstream_auth_env: A2AGW_TEST_SURELY_UNSET`, 1), "upstream_auth_env"},
+		{"negative budget", minimal + "budgets: {default: {rate: -1}}\n", "budgets.default.rate"},
+		{"no auth", "agents: [{name: demo, url: \"http://127.0.0.1:9001\"}]\n", "auth"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error containing %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gw.yaml")
+	if err := os.WriteFile(path, []byte(minimal+"listen: nowhere\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+": listen:") {
+		t.Fatalf("want the file and field named, got %v", err)
+	}
+}
