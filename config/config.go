@@ -105,6 +105,11 @@ type Agent struct {
 	// the Authorization header to the agent. Callers' own credentials are
 	// never forwarded to an agent.
 	UpstreamAuthEnv string `yaml:"upstream_auth_env"`
+	// TenantRouting sends the caller's tenant to an A2A 1.0 agent as the
+	// request's routing tenant (REST path prefix, JSON-RPC params.tenant),
+	// for agents that serve several tenants. A caller naming another tenant
+	// is refused.
+	TenantRouting bool `yaml:"tenant_routing"`
 	// Policy says which tenants may use the agent, which scopes each
 	// operation needs, and whether tasks belong to a tenant or a subject.
 	Policy authz.Policy `yaml:"policy"`

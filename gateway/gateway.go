@@ -67,6 +67,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			authenticate(authn),
 			limitRate(budget.New(cfg.Budgets), m),
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
+			routeTenant,
 			filterList,
 		},
 		Observers: []proxy.Observer{

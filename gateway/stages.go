@@ -81,3 +81,25 @@ var recordOwnership = proxy.ObserverFunc(func(ctx context.Context, s *proxy.Scop
 	}
 	return s.Grant.Record(ctx, ev)
 })
+
+// routeTenant serves agents with tenant_routing: the agent is told the
+// caller's tenant as the 1.0 routing tenant, and a caller naming another
+// tenant is refused. Without it the tenant field is the agent's own
+// routing detail and passes through; ownership still guards every task.
+func routeTenant(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		if !s.Agent.Config().TenantRouting {
+			return next(w, r, s)
+		}
+		if s.Op.Tenant != "" && s.Op.Tenant != s.Principal.Tenant {
+			s.Log.Warn("request names another tenant", "named_tenant", s.Op.Tenant)
+			return a2a.ErrPermissionDenied.WithMessage("the request names a tenant other than the caller's")
+		}
+		if s.Op.Version == a2a.V10 {
+			if err := s.SetTenant(s.Principal.Tenant); err != nil {
+				return a2a.ErrInvalidRequest.WithMessage("the request could not be routed to the caller's tenant")
+			}
+		}
+		return next(w, r, s)
+	}
+}

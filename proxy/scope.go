@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
@@ -28,6 +31,44 @@ type Scope struct {
 	Header http.Header
 	// relPath is the escaped request path below the agent's mount.
 	relPath string
+}
+
+// SetTenant makes the upstream request carry tenant as its A2A 1.0 routing
+// tenant: the path prefix on REST, params.tenant on JSON-RPC. It replaces
+// whatever tenant the caller named, so the body is re-encoded; only the
+// envelope and params are touched, every other member keeps its bytes.
+func (s *Scope) SetTenant(tenant string) error {
+	if s.Op.Binding == a2a.BindingREST {
+		base := strings.TrimSuffix(s.Agent.cfg.RESTPath, "/")
+		rest := strings.TrimPrefix(s.relPath, base)
+		if s.Op.Tenant != "" {
+			// Drop the caller's /{tenant} segment.
+			_, rest, _ = strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+			rest = "/" + rest
+		}
+		s.relPath = base + "/" + url.PathEscape(tenant) + rest
+		s.Op.Tenant = tenant
+		return nil
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(s.Body, &env); err != nil {
+		return err
+	}
+	params := map[string]json.RawMessage{}
+	if p := env["params"]; len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &params); err != nil {
+			return err
+		}
+	}
+	params["tenant"], _ = json.Marshal(tenant)
+	env["params"], _ = json.Marshal(params)
+	body, err := json.Marshal(env)
+	if err != nil {
+		return err
+	}
+	s.Body = body
+	s.Op.Tenant = tenant
+	return nil
 }
 
 // Handler serves one classified request. A returned *a2a.Error is written to
