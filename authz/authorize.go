@@ -66,14 +66,7 @@ func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, 
 		return g, nil
 	}
 	owner := store.Owner{Tenant: p.Tenant, Subject: p.Subject}
-	var found, claimed []store.Owner
-	var err error
-	if len(claims) > 0 {
-		claimed, err = z.owners.Claim(ctx, agent, claims, owner)
-	}
-	if err == nil && len(lookups) > 0 {
-		found, err = z.owners.Lookup(ctx, agent, lookups)
-	}
+	found, claimed, err := z.owners.Resolve(ctx, agent, lookups, claims, owner)
 	if err != nil {
 		return nil, z.storeFailed(ctx, g, op, err)
 	}

@@ -100,6 +100,22 @@ func (m *memOwnership) Lookup(_ context.Context, agent string, refs []Ref) ([]Ow
 	return out, nil
 }
 
+// Resolve needs no round trip in memory: it is Lookup then Claim.
+func (m *memOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
+	found, err := m.Lookup(ctx, agent, lookups)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(claims) == 0 {
+		return found, nil, nil
+	}
+	claimed, err := m.Claim(ctx, agent, claims, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return found, claimed, nil
+}
+
 func (m *memOwnership) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -55,6 +55,9 @@ type Ownership interface {
 	// Lookup returns the owner of each ref, the zero Owner where none is on
 	// record.
 	Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error)
+	// Resolve is Lookup of lookups and Claim of claims in one round trip,
+	// for requests that name existing ids and create new ones at once.
+	Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) (found, claimed []Owner, err error)
 }
 
 // Limits on Ownership arguments. Agent names, tenants, subjects and ids come

@@ -133,6 +133,103 @@ func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) (
 	return out, nil
 }
 
+// Resolve sends the lookups' GETs and the claims' SET NX and GET in one
+// pipeline. A claimed record that expired between its SET NX and its GET,
+// which only a very short ownership_ttl makes possible, is claimed again
+// with Claim.
+func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
+	if len(claims) == 0 {
+		found, err := r.Lookup(ctx, agent, lookups)
+		return found, nil, err
+	}
+	if len(lookups) == 0 {
+		claimed, err := r.Claim(ctx, agent, claims, owner)
+		return nil, claimed, err
+	}
+	if err := r.conn.gate.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)); err != nil {
+		return nil, nil, err
+	}
+	if err := checkOwner(owner); err != nil {
+		return nil, nil, err
+	}
+	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
+	value := encodeOwner(owner)
+	pipe := r.conn.client.Pipeline()
+	gets := make([]*redis.StringCmd, len(lkeys))
+	for i, k := range lkeys {
+		gets[i] = pipe.Get(ctx, k)
+	}
+	sets := make([]*redis.BoolCmd, len(ckeys))
+	cgets := make([]*redis.StringCmd, len(ckeys))
+	for i, k := range ckeys {
+		sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
+		cgets[i] = pipe.Get(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+
+	found := make([]Owner, len(lookups))
+	for i, g := range gets {
+		o, ok, err := r.readOwner(g, lkeys[i], "ownership lookup")
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			found[i] = o
+		}
+	}
+	claimed := make([]Owner, len(claims))
+	var vanished []Ref
+	var vanishedAt []int
+	for i := range sets {
+		won, err := sets[i].Result()
+		if err != nil {
+			return nil, nil, r.conn.fail("ownership claim", err)
+		}
+		if won {
+			claimed[i] = owner
+			continue
+		}
+		o, ok, err := r.readOwner(cgets[i], ckeys[i], "ownership claim")
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			vanished, vanishedAt = append(vanished, claims[i]), append(vanishedAt, i)
+			continue
+		}
+		claimed[i] = o
+	}
+	if len(vanished) > 0 {
+		again, err := r.Claim(ctx, agent, vanished, owner)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j, i := range vanishedAt {
+			claimed[i] = again[j]
+		}
+	}
+	return found, claimed, nil
+}
+
+// readOwner decodes a GET reply; ok is false when the key does not exist.
+func (r *redisOwnership) readOwner(g *redis.StringCmd, key, op string) (Owner, bool, error) {
+	v, err := g.Result()
+	if errors.Is(err, redis.Nil) {
+		return Owner{}, false, nil
+	}
+	if err != nil {
+		return Owner{}, false, r.conn.fail(op, err)
+	}
+	o, err := decodeOwner(v)
+	if err != nil {
+		return Owner{}, false, fmt.Errorf("store: %s: key %q: %w", op, key, err)
+	}
+	return o, true, nil
+}
+
 func (r *redisOwnership) keys(agent string, refs []Ref) []string {
 	keys := make([]string, len(refs))
 	for i, ref := range refs {

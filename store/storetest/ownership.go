@@ -67,6 +67,7 @@ func RunOwnership(t *testing.T, newStore NewStore) {
 		{"RecordsExpire", testRecordsExpire},
 		{"ArgumentLimits", testArgumentLimits},
 		{"ClosedStoreIsUnavailable", testClosedStoreIsUnavailable},
+		{"ResolveLooksUpAndClaims", testResolve},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, h) })
 	}
@@ -331,4 +332,22 @@ func testClosedStoreIsUnavailable(t *testing.T, h harness) {
 	if err := s.Ping(ctx); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("Ping after Close: err = %v, want ErrUnavailable", err)
 	}
+}
+
+// testResolve checks that Resolve reads lookups without creating them and
+// claims claims, in one call, as Lookup and Claim would.
+func testResolve(t *testing.T, h harness) {
+	st := h.open(t, time.Hour)
+	o := st.Ownership()
+	claim(t, o, "agent", alice, task("t-alice"))
+	claim(t, o, "agent", bob, cntxt("c-bob"))
+	found, claimed, err := o.Resolve(context60(t), "agent",
+		[]store.Ref{task("t-alice"), task("t-unknown")},
+		[]store.Ref{cntxt("c-new"), cntxt("c-bob")}, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOwners(t, "found", found, alice, store.Owner{})
+	assertOwners(t, "claimed", claimed, alice, bob)
+	assertOwners(t, "after", lookup(t, o, "agent", task("t-unknown"), cntxt("c-new")), store.Owner{}, alice)
 }
