@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Binding is the transport binding of a request.
@@ -98,9 +99,12 @@ func ClassifyRPC(body []byte, version Version, explicit bool) (*Operation, *Erro
 		return op, ErrMethodNotFound.WithMessage("method " + quoteClip(name) + " is not supported")
 	}
 	op.Method = rm.method
-	if rm.version == VLegacy || !explicit {
-		op.Version = rm.version
+	if explicit && rm.version != VLegacy && rm.version != version {
+		// Agents disagree on whether the header or the method name decides
+		// how params are read; a request where they differ is ambiguous.
+		return op, ErrMethodNotFound.WithMessage("method " + quoteClip(name) + " does not belong to A2A " + version.String())
 	}
+	op.Version = rm.version
 	params := env[3]
 	if params == nil {
 		params = []byte("{}")
@@ -198,8 +202,11 @@ func (op *Operation) readSend(params []byte) *Error {
 		return ErrInvalidParams.WithMessage(err.Error())
 	}
 	for _, r := range refs {
-		if r == "" || len(r) > MaxIDLength {
-			return ErrInvalidParams.WithMessage("message.referenceTaskIds holds an empty or over-long id")
+		if r == "" {
+			return ErrInvalidParams.WithMessage("message.referenceTaskIds holds an empty id")
+		}
+		if e := checkID(r, "message.referenceTaskIds"); e != nil {
+			return e
 		}
 	}
 	op.ReferenceTaskIDs = refs
@@ -227,6 +234,9 @@ func (op *Operation) readSend(params []byte) *Error {
 		if err := pick(conf, configKeys, c[:]); err != nil {
 			return invalid(ErrInvalidParams, err)
 		}
+		if c[0] != nil && c[1] != nil {
+			return ErrInvalidParams.WithMessage("configuration names two push notification configs")
+		}
 		if c[0] != nil {
 			op.PushConfig = c[0]
 		} else {
@@ -241,7 +251,9 @@ func (op *Operation) validate() *Error {
 	if op.Method.TaskScoped() && op.TaskID == "" {
 		return ErrInvalidParams.WithMessage("the task id is required")
 	}
-	if (op.Method == MethodPushConfigGet || op.Method == MethodPushConfigDelete) && op.PushConfigID == "" && op.Version != VLegacy {
+	// 0.3 lets a get name only the task (its single config); 1.0 and every
+	// delete name the config.
+	if op.PushConfigID == "" && (op.Method == MethodPushConfigDelete && op.Version != VLegacy || op.Method == MethodPushConfigGet && op.Version == V10) {
 		return ErrInvalidParams.WithMessage("the push notification config id is required")
 	}
 	if op.PushConfig != nil && !isObject(op.PushConfig) {
@@ -255,11 +267,25 @@ func (op *Operation) setString(dst *string, raw []byte, name string) *Error {
 	if err != nil {
 		return ErrInvalidParams.WithMessage(err.Error())
 	}
-	if len(s) > MaxIDLength {
-		return ErrInvalidParams.WithMessage(name + " is longer than the gateway accepts")
+	if e := checkID(s, name); e != nil {
+		return e
 	}
 	if s != "" {
 		*dst = s
+	}
+	return nil
+}
+
+// checkID refuses ids the gateway could read differently from an agent:
+// over-long ones, and ones that are not clean UTF-8 (decoders replace bad
+// bytes and lone surrogates with U+FFFD in different ways, so two distinct
+// ids on the wire could name one task at the agent).
+func checkID(s, name string) *Error {
+	if len(s) > MaxIDLength {
+		return ErrInvalidParams.WithMessage(name + " is longer than the gateway accepts")
+	}
+	if !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError) {
+		return ErrInvalidParams.WithMessage(name + " is not valid UTF-8")
 	}
 	return nil
 }
@@ -345,7 +371,7 @@ func ClassifyREST(httpMethod, path string, query url.Values, body []byte, versio
 	op := &Operation{Binding: BindingREST, Version: version, VersionExplicit: explicit}
 	segs, ok := splitPath(path)
 	if !ok {
-		return op, ErrMethodNotFound.WithMessage("malformed path")
+		return op, ErrInvalidRequest.WithMessage("malformed path")
 	}
 	switch {
 	case len(segs) > 0 && segs[0] == "v1" && !(explicit && version == V10):
@@ -373,14 +399,22 @@ func ClassifyREST(httpMethod, path string, query url.Values, body []byte, versio
 	op.Method = route.method
 	op.TaskID, op.PushConfigID = taskID, cfgID
 	for _, s := range []string{op.Tenant, op.TaskID, op.PushConfigID} {
-		if len(s) > MaxIDLength {
-			return op, ErrInvalidParams.WithMessage("an id in the path is longer than the gateway accepts")
+		if e := checkID(s, "an id in the path"); e != nil {
+			return op, e
 		}
 	}
 	if op.Method == MethodListTasks {
-		op.ContextID = query.Get("contextId")
-		if len(op.ContextID) > MaxIDLength {
-			return op, ErrInvalidParams.WithMessage("contextId is longer than the gateway accepts")
+		// Frameworks disagree on repeated parameters (first, last, array)
+		// and some read the snake_case name: one value, once, or refuse.
+		vals := append(query["contextId"], query["context_id"]...)
+		if len(vals) > 1 {
+			return op, ErrInvalidParams.WithMessage("contextId is given more than once")
+		}
+		if len(vals) == 1 {
+			if e := checkID(vals[0], "contextId"); e != nil {
+				return op, e
+			}
+			op.ContextID = vals[0]
 		}
 	}
 	if len(body) > 0 && skipSpace(body, 0) < len(body) {
@@ -448,7 +482,9 @@ func splitPath(escaped string) ([]string, bool) {
 	segs := make([]string, len(raw))
 	for i, r := range raw {
 		s, err := url.PathUnescape(r)
-		if err != nil || s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\") {
+		// An encoded ':' would be a verb separator here and part of the id
+		// to other routers.
+		if err != nil || s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\") || strings.Contains(strings.ToUpper(r), "%3A") {
 			return nil, false
 		}
 		segs[i] = s

@@ -371,6 +371,9 @@ func rpcErrorCases() []rpcErrCase {
 		{"task id with invalid UTF-8", rpcBody(`1`, "tasks/get", "{\"id\":\"task-\xff\"}"), V03, false, ErrInvalidParams.Code, "1"},
 		{"message.taskId with invalid UTF-8", rpcBody(`1`, "message/send", "{\"message\":{\"messageId\":\"m\",\"taskId\":\"t\xc3\"}}"), V03, false, ErrInvalidParams.Code, "1"},
 		{"legacy client-chosen task id with invalid UTF-8", rpcBody(`1`, "tasks/send", "{\"id\":\"task-\xfe\",\"message\":{}}"), V03, false, ErrInvalidParams.Code, "1"},
+		// Go decodes every lone surrogate to U+FFFD; JavaScript and Python
+		// keep them apart, so two different ids would share one gateway key.
+		{"task id with an escaped lone surrogate", rpcBody(`1`, "tasks/get", `{"id":"task-\ud800"}`), V03, false, ErrInvalidParams.Code, "1"},
 
 		// Two inline push configs: a 0.3 agent reads one, a 1.0 agent the other.
 		{"both inline push configs", rpcBody(`1`, "SendMessage", `{"message":{"messageId":"m"},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example.com/a2a"},"taskPushNotificationConfig":{"url":"http://169.254.169.254/latest"}}}`), V10, true, ErrInvalidParams.Code, "1"},

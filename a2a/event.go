@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // EventKind says what a result or stream event carries.
@@ -51,18 +52,22 @@ var (
 var ErrNotA2A = errors.New("not an A2A result")
 
 // UnwrapRPC splits a JSON-RPC response into its result or its error code.
+//
+// A null result (a 0.3 push-config delete answers so) comes back as the
+// bytes "null".
 func UnwrapRPC(b []byte) (result []byte, errCode int, err error) {
 	if !json.Valid(b) {
 		return nil, 0, ErrNotA2A
 	}
 	var v [4][]byte
-	if err := pick(b, rpcResponseKeys, v[:]); err != nil {
-		return nil, 0, err
+	seen, err := pickSeen(b, rpcResponseKeys, v[:])
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrNotA2A, err)
 	}
 	if v[3] != nil {
 		var c [1][]byte
 		if err := pick(v[3], errorKeys, c[:]); err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("%w: %w", ErrNotA2A, err)
 		}
 		var code int
 		if json.Unmarshal(c[0], &code) != nil {
@@ -71,7 +76,10 @@ func UnwrapRPC(b []byte) (result []byte, errCode int, err error) {
 		return nil, code, nil
 	}
 	if v[2] == nil {
-		return nil, 0, ErrNotA2A
+		if seen&(1<<2) == 0 {
+			return nil, 0, ErrNotA2A
+		}
+		return []byte("null"), 0, nil
 	}
 	return v[2], 0, nil
 }
@@ -84,6 +92,9 @@ func ParseRPCEvent(b []byte) (Event, error) {
 	}
 	if res == nil {
 		return Event{Kind: EventError, ErrorCode: code}, nil
+	}
+	if string(res) == "null" {
+		return Event{Kind: EventNone}, nil
 	}
 	return parseResult(res, 0)
 }
@@ -104,7 +115,7 @@ func parseResult(b []byte, depth int) (Event, error) {
 	}
 	var v [14][]byte
 	if err := pick(b, resultKeys, v[:]); err != nil {
-		return Event{}, err
+		return Event{}, fmt.Errorf("%w: %w", ErrNotA2A, err)
 	}
 	kind, _ := jsonString(v[0], "kind")
 	switch {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // fuzzVersion maps an arbitrary byte onto a version the callers pass.
@@ -133,7 +132,6 @@ func FuzzClassifyRPC(f *testing.F) {
 		if op.Binding != BindingJSONRPC || len(op.RPCID) == 0 || op.RPCMethod == "" {
 			t.Fatalf("accepted without binding, id or method: %+v", op)
 		}
-		if !utf8.Valid(body) { return }
 		checkAgainstDecoder(t, body, op)
 	})
 }
@@ -274,7 +272,7 @@ func FuzzSSEReader(f *testing.F) {
 			if len(skipBlankLines(rest)) != 0 {
 				t.Fatalf("clean end with %q unread", rest)
 			}
-		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, ErrSSEEventTooLarge):
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, ErrSSEEventTooLarge), errors.Is(err, ErrSSEMalformed):
 		case err == nil:
 			t.Fatal("reader did not terminate")
 		default:

@@ -50,49 +50,55 @@ func members(names ...string) []member {
 // must already be valid JSON, and stores each raw value in out at the same
 // index (nil when absent). A JSON null counts as absent.
 func pick(b []byte, keys []member, out [][]byte) error {
+	_, err := pickSeen(b, keys, out)
+	return err
+}
+
+// pickSeen is pick that also reports, as bit k, which keys were present,
+// null included.
+func pickSeen(b []byte, keys []member, out [][]byte) (seen uint64, err error) {
 	for i := range out {
 		out[i] = nil
 	}
-	var seen uint64 // bit k: keys[k] was present, even as null
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return errNotObject
+		return seen, errNotObject
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil
+		return seen, nil
 	}
 	for i < len(b) {
 		keyEnd := stringEnd(b, i)
 		if keyEnd < 0 {
-			return errNotObject
+			return seen, errNotObject
 		}
 		rawKey := b[i+1 : keyEnd-1]
 		key, err := memberName(rawKey)
 		if err != nil {
-			return err
+			return seen, err
 		}
 		i = skipSpace(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
-			return errNotObject
+			return seen, errNotObject
 		}
 		i = skipSpace(b, i+1)
 		valEnd := valueEnd(b, i)
 		if valEnd < 0 {
-			return errNotObject
+			return seen, errNotObject
 		}
 		val := b[i:valEnd]
 		for k, want := range keys {
 			if key == want.name || key == want.alias {
 				if seen&(1<<k) != 0 {
-					return &ambiguityError{want.name}
+					return seen, &ambiguityError{want.name}
 				}
 				seen |= 1 << k
 				if string(val) != "null" {
 					out[k] = val
 				}
 			} else if strings.EqualFold(key, want.name) || strings.EqualFold(key, want.alias) {
-				return &ambiguityError{want.name}
+				return seen, &ambiguityError{want.name}
 			}
 		}
 		i = skipSpace(b, valEnd)
@@ -101,11 +107,11 @@ func pick(b []byte, keys []member, out [][]byte) error {
 			continue
 		}
 		if i < len(b) && b[i] == '}' {
-			return nil
+			return seen, nil
 		}
-		return errNotObject
+		return seen, errNotObject
 	}
-	return errNotObject
+	return seen, errNotObject
 }
 
 // memberName unescapes a member name; "\u0069d" is "id" to every agent.

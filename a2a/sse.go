@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // SSEContentType is the media type of every A2A stream.
@@ -13,6 +14,11 @@ const SSEContentType = "text/event-stream"
 
 // ErrSSEEventTooLarge means an upstream event exceeded the configured bound.
 var ErrSSEEventTooLarge = errors.New("server-sent event exceeds the size limit")
+
+// ErrSSEMalformed means a line held a lone CR. Browsers end a line there,
+// this reader does not; rather than read an event differently from the
+// caller, the stream is refused.
+var ErrSSEMalformed = errors.New("server-sent event line holds a lone carriage return")
 
 // SSEEvent is one event of a server-sent event stream.
 type SSEEvent struct {
@@ -25,7 +31,8 @@ type SSEEvent struct {
 	Data []byte
 }
 
-// SSEReader splits a stream into events. Lines may end in LF or CRLF.
+// SSEReader splits a stream into events. Lines may end in LF or CRLF; a
+// lone CR is refused (ErrSSEMalformed).
 type SSEReader struct {
 	r   *bufio.Reader
 	max int
@@ -53,7 +60,10 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			}
 			return SSEEvent{}, err
 		}
-		content := bytes.TrimRight(line, "\r\n")
+		content := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if bytes.IndexByte(content, '\r') >= 0 {
+			return SSEEvent{}, ErrSSEMalformed
+		}
 		if len(content) == 0 {
 			if s.buf.Len() == len(line) {
 				// A stray blank line between events: forward nothing.
@@ -105,8 +115,8 @@ func (s *SSEReader) readLine() ([]byte, error) {
 // WriteSSE writes one event with an optional id. data must not contain
 // newlines (JSON encoders produce none); each line would need its own prefix.
 func WriteSSE(w io.Writer, id string, data []byte) error {
-	if bytes.ContainsAny(data, "\r\n") {
-		return fmt.Errorf("sse data must be a single line")
+	if bytes.ContainsAny(data, "\r\n") || strings.ContainsAny(id, "\r\n") {
+		return fmt.Errorf("sse id and data must be single lines")
 	}
 	var b bytes.Buffer
 	b.Grow(len(data) + len(id) + 16)

@@ -408,3 +408,14 @@ func BenchmarkSSEReader(b *testing.B) {
 		}
 	}
 }
+
+func TestSSEReaderRefusesLoneCR(t *testing.T) {
+	r := NewSSEReader(strings.NewReader("data: {\"a\":1}\rdata: {\"b\":2}\n\n"), 1<<10)
+	if _, err := r.Next(); !errors.Is(err, ErrSSEMalformed) {
+		t.Fatalf("want ErrSSEMalformed, got %v", err)
+	}
+	r = NewSSEReader(strings.NewReader("data: ok\r\n\r\n"), 1<<10)
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "ok" {
+		t.Fatalf("CRLF stream: %q, %v", ev.Data, err)
+	}
+}

@@ -60,8 +60,8 @@ func (s State) Wire(v Version) string {
 // "TASK_STATE_WORKING", the 0.3 gRPC "TASK_STATE_CANCELLED" and "cancelled".
 // Anything else is StateUnknown.
 func ParseState(s string) State {
-	switch s {
-	case "TASK_STATE_CANCELLED", "cancelled":
+	switch strings.ToLower(s) {
+	case "task_state_cancelled", "cancelled":
 		return StateCanceled
 	}
 	for i, sp := range stateSpellings {
@@ -119,7 +119,7 @@ var edgesLegacy = map[State][]State{
 // working update carries new messages or artifacts).
 func CanTransition(v Version, from, to State) bool {
 	if from == to {
-		return !from.Terminal()
+		return !from.Terminal() && transitions[v][from] != nil
 	}
 	for _, s := range transitions[v][from] {
 		if s == to {
