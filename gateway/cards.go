@@ -1,9 +1,14 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 
+	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/card"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -35,11 +40,67 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
 		urls = append(urls, legacy)
 	}
-	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, card.RewriteOptions{
+	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, rewriteOptions(a))
+}
+
+// rewriteOptions says how an agent's cards are re-targeted at the gateway.
+func rewriteOptions(a *proxy.Agent) card.RewriteOptions {
+	return card.RewriteOptions{
 		UpstreamBase: a.Upstream,
 		PublicBase:   a.PublicBase,
 		Security:     card.BearerJWT(apiKeyHeader),
-	})
+	}
+}
+
+// rewriteExtendedCard rewrites the extended card like the public one. The
+// extended card is served to authenticated callers only, so it is cached by
+// the caller alone (private) and revalidated with its ETag.
+func rewriteExtendedCard(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		if s.Op.Method != a2a.MethodExtendedCard {
+			return next(w, r, s)
+		}
+		rec := newRecorder()
+		if err := next(rec, r, s); err != nil {
+			return err
+		}
+		raw := rec.body.Bytes()
+		if s.Op.Binding == a2a.BindingJSONRPC {
+			res, _, err := a2a.UnwrapRPC(raw)
+			if err != nil || res == nil {
+				rec.copyTo(w) // the agent's error, as it sent it
+				return nil
+			}
+			raw = res
+		} else if rec.status != http.StatusOK {
+			rec.copyTo(w)
+			return nil
+		}
+		rewritten, err := card.Rewrite(raw, rewriteOptions(s.Agent))
+		if err != nil {
+			s.Log.Warn("extended card could not be rewritten", "err", err)
+			return a2a.ErrInvalidAgentResponse
+		}
+		body := rewritten
+		if s.Op.Binding == a2a.BindingJSONRPC {
+			body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.Op.RPCID, "result": json.RawMessage(rewritten)})
+		}
+		sum := sha256.Sum256(body)
+		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "private, no-cache")
+		h.Set("Vary", "A2A-Version, Authorization")
+		if r.Method == http.MethodGet && r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return nil
+	}
 }
 
 // noRedirects keeps card fetches on the configured agent: a redirect could

@@ -69,6 +69,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
 			filterList,
+			rewriteExtendedCard,
 		},
 		Observers: []proxy.Observer{
 			recordOwnership,
