@@ -42,6 +42,8 @@ type Config struct {
 	Store store.Options `yaml:"store"`
 	// Auth configures how callers authenticate: JWT issuers and API keys.
 	Auth authz.Options `yaml:"auth"`
+	// Dedupe makes each (tenant, messageId) reach an agent at most once.
+	Dedupe DedupeOptions `yaml:"dedupe"`
 	// Budgets are the per-tenant request and stream budgets.
 	Budgets budget.Options `yaml:"budgets"`
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
@@ -203,6 +205,7 @@ func (c *Config) ApplyDefaults() {
 	if c.Shutdown.StreamGrace == 0 {
 		c.Shutdown.StreamGrace = duration.Duration(10 * time.Second)
 	}
+	c.Dedupe.ApplyDefaults()
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -273,6 +276,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Budgets.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Dedupe.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(c.Agents) == 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/dedupe"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/store"
@@ -68,6 +69,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			limitRate(budget.New(cfg.Budgets), m),
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
+			dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg)).Stage,
 			filterList,
 			rewriteExtendedCard,
 		},
@@ -96,6 +98,15 @@ func policies(cfg *config.Config) map[string]authz.Policy {
 		out[a.Name] = a.Policy
 	}
 	return out
+}
+
+// perSubject tells whether an agent's tasks belong to subjects.
+func perSubject(cfg *config.Config) func(agent string) bool {
+	subj := map[string]bool{}
+	for _, a := range cfg.Agents {
+		subj[a.Name] = a.Policy.Ownership == authz.OwnerSubject
+	}
+	return func(agent string) bool { return subj[agent] }
 }
 
 // Public is the handler of the public listener.

@@ -20,6 +20,7 @@ type Metrics struct {
 	OpenStreams     *prometheus.GaugeVec
 	AuthzDenials    *prometheus.CounterVec
 	BudgetRefusals  *prometheus.CounterVec
+	Dedupe          *prometheus.CounterVec
 }
 
 // New creates and registers the collectors.
@@ -50,7 +51,11 @@ func New(reg prometheus.Registerer) *Metrics {
 			Namespace: Namespace, Name: "budget_refusals_total",
 			Help: "Requests refused by a per-tenant budget, by agent and budget (rate, streams, active_tasks).",
 		}, []string{"agent", "budget"}),
+		Dedupe: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "dedupe_total",
+			Help: "Sends seen by deduplication, by agent and outcome (first_seen, replayed, attached, in_flight_wait, in_progress, conflict, expired_takeover, store_error_refused, store_error_forwarded).",
+		}, []string{"agent", "outcome"}),
 	}
-	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals)
+	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals, m.Dedupe)
 	return m
 }

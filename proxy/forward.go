@@ -28,7 +28,11 @@ var credentialHeaders = []string{"Authorization", "X-Api-Key", "Cookie"}
 // forward sends the request upstream and relays the answer, observing every
 // result and event on the way. It is the last handler of the pipeline.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) error {
-	ctx := r.Context()
+	clientCtx := r.Context()
+	if s.DetachFromClient {
+		clientCtx = context.WithoutCancel(clientCtx)
+	}
+	ctx := clientCtx
 	streaming := s.Op.Method.Streaming()
 	if !streaming {
 		var cancel context.CancelFunc
@@ -55,13 +59,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 
 	resp, err := s.Agent.transport.RoundTrip(req)
 	if err != nil {
-		return upstreamError(r.Context(), ctx, err)
+		return upstreamError(clientCtx, ctx, err)
 	}
 	defer resp.Body.Close()
 	if isEventStream(resp.Header) {
 		return g.relayStream(w, r, s, resp)
 	}
-	return g.relayJSON(w, r.Context(), s, resp)
+	return g.relayJSON(w, clientCtx, s, resp)
 }
 
 // upstreamError maps a failed exchange: the caller leaving is not an error
@@ -69,7 +73,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 // a 502.
 func upstreamError(clientCtx, ctx context.Context, err error) error {
 	if clientCtx.Err() != nil {
-		return errClientGone
+		return ErrClientGone
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
@@ -78,8 +82,9 @@ func upstreamError(clientCtx, ctx context.Context, err error) error {
 	return &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamFailed}
 }
 
-// errClientGone means the caller disconnected; nothing is written.
-var errClientGone = errors.New("client disconnected")
+// ErrClientGone means the caller disconnected; nothing is written. Stages
+// that wait return it when the caller leaves.
+var ErrClientGone = errors.New("client disconnected")
 
 // upstreamFailure keeps the transport error for the log and the protocol
 // error for the caller.
@@ -90,6 +95,18 @@ type upstreamFailure struct {
 
 func (u *upstreamFailure) Error() string { return u.err.Error() }
 func (u *upstreamFailure) Unwrap() error { return u.a2aErr }
+
+// NotSent reports whether err means the request provably never reached the
+// agent: the connection could not be made. Anything else (a timeout, a
+// dropped answer) may have been processed.
+func NotSent(err error) bool {
+	var uf *upstreamFailure
+	if !errors.As(err, &uf) {
+		return false
+	}
+	var op *net.OpError
+	return errors.As(uf.err, &op) && op.Op == "dial"
+}
 
 // relayJSON reads a bounded non-streaming answer, lets the observers see it
 // before the caller does, and writes it unchanged.
@@ -118,7 +135,7 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 // observe parses one payload as the caller's binding frames it and hands
 // the event to every observer.
 func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
-	if len(g.observers) == 0 {
+	if len(g.observers) == 0 && len(s.observers) == 0 {
 		return nil
 	}
 	var ev a2a.Event
@@ -134,9 +151,11 @@ func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
 		s.Log.Debug("agent payload not recognised", "err", err)
 		ev = a2a.Event{Kind: a2a.EventNone}
 	}
-	for _, o := range g.observers {
-		if err := o.Observe(ctx, s, ev, payload); err != nil {
-			return err
+	for _, list := range [][]Observer{g.observers, s.observers} {
+		for _, o := range list {
+			if err := o.Observe(ctx, s, ev, payload); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -210,7 +210,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 			return nil, a2a.ErrPayloadTooLarge
 		}
 		if r.Context().Err() != nil {
-			return nil, errClientGone
+			return nil, ErrClientGone
 		}
 		return nil, a2a.ErrInvalidRequest.WithMessage("the request body could not be read")
 	}
@@ -220,7 +220,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 // writeError answers err in the caller's binding and version, logs it once,
 // and returns the metric result label.
 func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err error) string {
-	if errors.Is(err, errClientGone) {
+	if errors.Is(err, ErrClientGone) {
 		s.Log.Debug("caller disconnected")
 		return "client_gone"
 	}

@@ -29,8 +29,40 @@ type Scope struct {
 	Log   *slog.Logger
 	// Header holds extra headers the forwarder sends upstream (set by stages).
 	Header http.Header
+	// DetachFromClient keeps a non-streaming exchange with the agent going
+	// when the caller disconnects, so its answer can still be recorded.
+	DetachFromClient bool
 	// relPath is the escaped request path below the agent's mount.
 	relPath string
+	// observers are this request's own observers, after the gateway's.
+	observers []Observer
+}
+
+// AddObserver adds an observer for this request only.
+func (s *Scope) AddObserver(o Observer) { s.observers = append(s.observers, o) }
+
+// Derive makes the request and scope for another operation on the same
+// agent, binding and version, as the gateway's own call on the caller's
+// behalf (a duplicate send turned into a subscribe, for example). body is
+// the JSON-RPC request; REST operations are built from op alone.
+func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.Request, *Scope) {
+	d := *s
+	d.Op = op
+	d.observers = nil
+	r2 := r.Clone(r.Context())
+	if op.Binding == a2a.BindingJSONRPC {
+		r2.Method = http.MethodPost
+		d.relPath = s.Agent.cfg.JSONRPCPath
+		d.Body = body
+	} else {
+		method, path := a2a.RESTPath(op.Method, op.Version, op.TaskID, op.PushConfigID)
+		r2.Method = method
+		d.relPath = strings.TrimSuffix(s.Agent.cfg.RESTPath, "/") + path
+		d.Body = nil
+	}
+	r2.URL.RawQuery = ""
+	r2.ContentLength = int64(len(d.Body))
+	return r2, &d
 }
 
 // SetTenant makes the upstream request carry tenant as its A2A 1.0 routing

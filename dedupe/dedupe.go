@@ -1,0 +1,383 @@
+// Package dedupe makes each (tenant, messageId) reach an agent at most
+// once. The first arrival claims a record in the store, forwards, and
+// stores the answer; a duplicate that arrives later gets the answer
+// replayed, a streaming duplicate is attached to the running task through
+// subscribe, and a duplicate that arrives while the first is in flight
+// waits for it within a bound. A claim whose holder died expires after a
+// lease and is taken over by the next retry.
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+const (
+	// IdempotencyKeyHeader, when present, is the key instead of the
+	// message id (a later A2A version may adopt it).
+	IdempotencyKeyHeader = "Idempotency-Key"
+	// ReplayHeader marks an answer replayed from the dedupe record.
+	ReplayHeader = "A2A-Gateway-Replayed"
+	maxKeyBytes  = 256
+	// cleanupTimeout bounds the store calls made after the answer, which
+	// run on a context the caller's disconnect cannot cancel.
+	cleanupTimeout = 5 * time.Second
+	pollInterval   = 100 * time.Millisecond
+)
+
+// Deduper is the dedupe stage.
+type Deduper struct {
+	st         store.Dedupe
+	o          config.DedupeOptions
+	m          *metrics.Metrics
+	log        *slog.Logger
+	perSubject func(agent string) bool
+}
+
+// New builds the stage. perSubject tells whether an agent's tasks belong
+// to subjects rather than tenants; records are then kept per subject too.
+func New(st store.Dedupe, o config.DedupeOptions, m *metrics.Metrics, log *slog.Logger, perSubject func(agent string) bool) *Deduper {
+	return &Deduper{st: st, o: o, m: m, log: log, perSubject: perSubject}
+}
+
+// request is one send under deduplication.
+type request struct {
+	scope, key, fingerprint, holder string
+}
+
+// Stage deduplicates send and stream operations; others pass through.
+func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		if d.o.Disabled || (s.Op.Method != a2a.MethodSend && s.Op.Method != a2a.MethodStream) {
+			return next(w, r, s)
+		}
+		id := r.Header.Get(IdempotencyKeyHeader)
+		if id == "" {
+			id = s.Op.MessageID
+		}
+		if id == "" {
+			// Legacy sends carry no message id: nothing to key on.
+			return next(w, r, s)
+		}
+		if len(id) > maxKeyBytes || !utf8.ValidString(id) {
+			return a2a.ErrInvalidRequest.WithMessage("the idempotency key must be valid UTF-8 of at most 256 bytes")
+		}
+		fp, err := fingerprint(s.Op, s.Body)
+		if err != nil {
+			return a2a.ErrInvalidParams
+		}
+		// Tenant and subject names never hold control characters, so NUL
+		// separates them unambiguously; agent names are plain.
+		scope := s.Principal.Tenant
+		if d.perSubject(s.Agent.Name) {
+			scope += "\x00" + s.Principal.Subject
+		}
+		req := request{scope: scope, key: s.Agent.Name + "\x00" + id, fingerprint: fp, holder: newToken()}
+		return d.serve(w, r, s, next, req)
+	}
+}
+
+func (d *Deduper) count(s *proxy.Scope, outcome string) {
+	d.m.Dedupe.WithLabelValues(s.Agent.Name, outcome).Inc()
+}
+
+// serve claims the key and acts on what the claim finds, polling while the
+// first request is in flight.
+func (d *Deduper) serve(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, q request) error {
+	deadline := time.Now().Add(d.o.Wait.D())
+	waited := false
+	for {
+		rec, outcome, err := d.claim(r.Context(), q)
+		if err != nil {
+			return d.storeFailed(w, r, s, next, err)
+		}
+		switch outcome {
+		case store.ClaimNew:
+			d.count(s, "first_seen")
+			return d.first(w, r, s, next, q)
+		case store.ClaimTakeover:
+			d.count(s, "expired_takeover")
+			s.Log.Warn("dedupe: took over a claim whose holder stopped renewing it; the agent may see this message twice", "task_id", rec.TaskID)
+			return d.first(w, r, s, next, q)
+		}
+		if rec.Fingerprint != q.fingerprint {
+			d.count(s, "conflict")
+			return a2a.ErrIdempotencyConflict
+		}
+		if rec.State == store.DedupeDone {
+			return d.replay(w, r, s, next, rec)
+		}
+		if s.Op.Method == a2a.MethodStream && rec.TaskID != "" {
+			d.count(s, "attached")
+			return d.attach(w, r, s, next, rec.TaskID)
+		}
+		if !waited {
+			waited = true
+			d.count(s, "in_flight_wait")
+		}
+		if !time.Now().Before(deadline) {
+			d.count(s, "in_progress")
+			return a2a.ErrInProgress.WithRetryAfter(d.o.Lease.D() / 3)
+		}
+		if rec.LeaseExpired {
+			continue
+		}
+		t := time.NewTimer(min(pollInterval, time.Until(deadline)))
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return proxy.ErrClientGone
+		case <-t.C:
+		}
+	}
+}
+
+// claim asks the store once, and once more with the same holder token if
+// the reply was lost: a claim that landed is then recognised as ours.
+func (d *Deduper) claim(ctx context.Context, q request) (store.DedupeRecord, store.ClaimOutcome, error) {
+	rec, out, err := d.st.Claim(ctx, q.scope, q.key, q.fingerprint, q.holder, d.o.Lease.D(), d.o.TTL.D())
+	if err != nil && errors.Is(err, store.ErrUnavailable) && ctx.Err() == nil {
+		rec, out, err = d.st.Claim(ctx, q.scope, q.key, q.fingerprint, q.holder, d.o.Lease.D(), d.o.TTL.D())
+	}
+	return rec, out, err
+}
+
+func (d *Deduper) storeFailed(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, err error) error {
+	if d.o.OnStoreError == config.DedupeForward && errors.Is(err, store.ErrUnavailable) {
+		d.count(s, "store_error_forwarded")
+		s.Log.Warn("dedupe: store unavailable; forwarding without deduplication", "err", err)
+		return next(w, r, s)
+	}
+	d.count(s, "store_error_refused")
+	s.Log.Error("dedupe: store unavailable; refusing the send", "err", err)
+	return a2a.ErrUnavailable.WithMessage("deduplication is temporarily unavailable; retry later").WithRetryAfter(time.Second)
+}
+
+// result is what a completed record replays.
+type result struct {
+	Status      int             `json:"s"`
+	ContentType string          `json:"ct,omitempty"`
+	RPCID       json.RawMessage `json:"id,omitempty"`
+	Body        []byte          `json:"b"`
+}
+
+// first forwards the claimed request, keeping the claim alive while it
+// runs, noting the task id as soon as an event reveals it, and recording
+// the answer (or giving the claim up) afterwards.
+func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, q request) error {
+	streaming := s.Op.Method.Streaming()
+	// A send runs to its end even if the caller leaves, so that the retry
+	// finds the answer instead of sending again.
+	s.DetachFromClient = !streaming
+	stopRenew := d.renew(q)
+	defer stopRenew()
+
+	var mu sync.Mutex
+	var taskID string
+	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.TaskID == "" || taskID != "" {
+			return nil
+		}
+		taskID = ev.TaskID
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
+			s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
+		}
+		return nil
+	}))
+
+	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
+	err := next(tee, r, s)
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cleanupTimeout)
+	defer cancel()
+	mu.Lock()
+	known := taskID
+	mu.Unlock()
+	switch {
+	case err == nil && tee.refused(s.Op.Binding):
+		// The agent refused the message: a retry may try again.
+		d.release(ctx, s, q, "the agent refused the message")
+	case err == nil && streaming && known == "" && r.Context().Err() != nil:
+		// The caller left before the stream revealed a task: leave the
+		// claim to its lease, the agent may still be working on it.
+	case err == nil && !tee.overflow:
+		res, _ := json.Marshal(result{Status: tee.status(), ContentType: tee.Header().Get("Content-Type"), RPCID: s.Op.RPCID, Body: tee.buf.Bytes()})
+		if ok, cerr := d.st.Complete(ctx, q.scope, q.key, q.holder, res, d.o.TTL.D()); cerr != nil || !ok {
+			s.Log.Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
+		}
+	case err != nil && proxy.NotSent(err):
+		d.release(ctx, s, q, "the agent could not be reached")
+	default:
+		// Timeouts and dropped answers may have been processed: the claim
+		// stays until its lease runs out, then a retry may take it over.
+		s.Log.Info("dedupe: outcome unknown; the claim expires after its lease", "lease", d.o.Lease.D().String(), "overflow", tee.overflow)
+	}
+	return err
+}
+
+func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why string) {
+	if _, err := d.st.Release(ctx, q.scope, q.key, q.holder); err != nil {
+		s.Log.Warn("dedupe: claim not released; a retry will wait for the lease", "why", why, "err", err)
+	}
+}
+
+// renew keeps the claim's lease fresh until the returned stop is called.
+func (d *Deduper) renew(q request) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	every := d.o.Lease.D() / 3
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rctx, rcancel := context.WithTimeout(ctx, every)
+				ok, err := d.st.Renew(rctx, q.scope, q.key, q.holder, d.o.Lease.D())
+				rcancel()
+				if err == nil && !ok {
+					return // taken over or finished: nothing left to renew
+				}
+			}
+		}
+	}()
+	return cancel
+}
+
+// replay answers a duplicate from a completed record.
+func (d *Deduper) replay(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, rec store.DedupeRecord) error {
+	if s.Op.Method == a2a.MethodStream && rec.TaskID != "" {
+		d.count(s, "attached")
+		return d.attach(w, r, s, next, rec.TaskID)
+	}
+	var res result
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
+		s.Log.Error("dedupe: stored answer unreadable", "err", err)
+		return a2a.ErrInternal
+	}
+	d.count(s, "replayed")
+	body := res.Body
+	if s.Op.Binding == a2a.BindingJSONRPC && !bytes.Equal(res.RPCID, s.Op.RPCID) && !s.Op.Method.Streaming() {
+		// Same answer, but addressed to the retry's request id.
+		if inner, _, err := a2a.UnwrapRPC(body); err == nil && inner != nil {
+			body = a2a.RPCResult(s.Op.RPCID, inner)
+		}
+	}
+	h := w.Header()
+	if res.ContentType != "" {
+		h.Set("Content-Type", res.ContentType)
+	}
+	h.Set(ReplayHeader, "true")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(res.Status)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// attach answers a streaming duplicate by subscribing to the task the
+// first request created. If the task can no longer be subscribed to (it
+// ended), the duplicate gets the task as it is now, as a one-event stream.
+func (d *Deduper) attach(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, taskID string) error {
+	sub := derivedOp(s.Op, a2a.MethodSubscribe, taskID)
+	r2, s2 := s.Derive(r, sub, a2a.RPCRequest(sub.Version, sub.Method, s.Op.RPCID, a2a.TaskParams{ID: taskID}))
+	probe := &streamProbe{w: w}
+	if err := next(probe, r2, s2); err != nil || probe.streamed {
+		return err
+	}
+	get := derivedOp(s.Op, a2a.MethodGetTask, taskID)
+	r3, s3 := s.Derive(r, get, a2a.RPCRequest(get.Version, get.Method, s.Op.RPCID, a2a.TaskParams{ID: taskID}))
+	rec := &bufferWriter{header: http.Header{}}
+	if err := next(rec, r3, s3); err != nil {
+		return err
+	}
+	task := rec.buf.Bytes()
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		inner, _, err := a2a.UnwrapRPC(task)
+		if err != nil || inner == nil {
+			rec.copyTo(w)
+			return nil
+		}
+		task = inner
+	} else if rec.status != http.StatusOK {
+		rec.copyTo(w)
+		return nil
+	}
+	data := a2a.TaskEvent(s.Op.Version, task)
+	if s.Op.Binding == a2a.BindingJSONRPC {
+		data = a2a.RPCResult(s.Op.RPCID, data)
+	}
+	w.Header().Set("Content-Type", a2a.SSEContentType)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set(ReplayHeader, "true")
+	w.WriteHeader(http.StatusOK)
+	return a2a.WriteSSE(w, "", data)
+}
+
+func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation {
+	return &a2a.Operation{
+		Method: m, Version: orig.Version, VersionExplicit: orig.VersionExplicit, Binding: orig.Binding,
+		RPCMethod: a2a.RPCMethodName(m, orig.Version), RPCID: orig.RPCID, TaskID: taskID, Tenant: orig.Tenant,
+	}
+}
+
+// fingerprint identifies what a send asks for: the method and the
+// canonical form of its params (JSON-RPC, without the envelope's id, which
+// retries may change) or body (REST). Member order and white space do not
+// count; numbers are compared as written.
+func fingerprint(op *a2a.Operation, body []byte) (string, error) {
+	payload := body
+	if op.Binding == a2a.BindingJSONRPC {
+		var env struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return "", err
+		}
+		payload = env.Params
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var v any
+	if len(bytes.TrimSpace(payload)) > 0 {
+		if err := dec.Decode(&v); err != nil {
+			return "", err
+		}
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte(op.Method.String() + "\n" + op.Binding.String() + "\n"))
+	h.Write(canon)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,304 @@
+package proxy_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+)
+
+// holdOpen keeps an upstream stream open until the gateway lets go of it
+// (released is closed then) or the test ends.
+func holdOpen(u *upstream, r *http.Request, released chan<- struct{}) {
+	select {
+	case <-r.Context().Done():
+		close(released)
+	case <-u.done:
+	}
+}
+
+// TestStreamFlushesEachEvent proves events are not buffered: the caller
+// reads event 1 while the agent is still waiting to write event 2.
+func TestStreamFlushesEachEvent(t *testing.T) {
+	second := make(chan struct{})
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, event(1))
+		select {
+		case <-second:
+		case <-r.Context().Done():
+			return
+		case <-u.done:
+			return
+		}
+		writeFlush(w, event(2))
+	})
+	e := start(t, up.url)
+	s := e.open(t, streamRequest())
+	h := s.resp.Header
+	if h.Get("Cache-Control") != "no-cache" || h.Get("Content-Length") != "" || s.resp.ContentLength != -1 {
+		t.Fatalf("stream headers %v (length %d)", h, s.resp.ContentLength)
+	}
+	// Were event 1 held back, this read would wait for the client timeout.
+	if got := s.next(t); string(got.Raw) != event(1) {
+		t.Fatalf("event 1 = %q", got.Raw)
+	}
+	close(second)
+	if got := s.next(t); string(got.Raw) != event(2) {
+		t.Fatalf("event 2 = %q", got.Raw)
+	}
+	s.wantCleanEnd(t)
+	e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": "ok"}, 1)
+}
+
+// TestStreamUpstreamDrop cuts the agent's connection at different points:
+// the caller gets every complete event, never a fragment, and a properly
+// ended response.
+func TestStreamUpstreamDrop(t *testing.T) {
+	cases := []struct {
+		name string
+		tail string // written after event 1, before the connection drops
+	}{
+		{"between events", ""},
+		{"mid line", `data: {"jsonrpc":"2.0","id":"s-1","res`},
+		{"mid event", "id: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":{}}\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+				sseHeader(w)
+				writeFlush(w, event(1))
+				if tc.tail != "" {
+					writeFlush(w, tc.tail)
+				}
+				// Abort closes the connection without ending the response.
+				panic(http.ErrAbortHandler)
+			})
+			e := start(t, up.url)
+			s := e.open(t, streamRequest())
+			if got := s.next(t); string(got.Raw) != event(1) {
+				t.Fatalf("event 1 = %q", got.Raw)
+			}
+			s.wantCleanEnd(t)
+			e.logs.wantLog(t, "WARN", "stream ended: agent connection dropped", map[string]any{"agent": agentName})
+		})
+	}
+}
+
+// TestStreamClientDisconnectReleasesUpstream: when the caller leaves, the
+// gateway must hang up on the agent too, or every abandoned stream would
+// hold an upstream connection forever.
+func TestStreamClientDisconnectReleasesUpstream(t *testing.T) {
+	released := make(chan struct{})
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, event(1))
+		holdOpen(u, r, released)
+	})
+	e := start(t, up.url)
+	s := e.open(t, streamRequest())
+	s.next(t)
+	if n := e.gw.OpenStreams(); n != 1 {
+		t.Fatalf("open streams = %d, want 1", n)
+	}
+	s.close()
+	waitUntil(t, "the agent's request is cancelled", released)
+	eventually(t, "the stream is released", func() bool { return e.gw.OpenStreams() == 0 })
+	e.logs.wantLog(t, "DEBUG", "stream ended by the caller", nil)
+}
+
+// TestStreamLineEndings relays LF, CRLF and mixed streams byte for byte,
+// keep-alive comments and multi-line data included.
+func TestStreamLineEndings(t *testing.T) {
+	lf := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":{}}\n\n" +
+		": keep-alive\n\n" +
+		"id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"s-1\",\"result\":{}}\n\n"
+	cases := []struct {
+		name, body string
+	}{
+		{"LF", lf},
+		{"CRLF", strings.ReplaceAll(lf, "\n", "\r\n")},
+		{"mixed", "data: {\"n\":1}\r\n\r\ndata: {\"n\":2}\n\n: ping\r\n\r\nid: 3\r\ndata: {\"n\":3}\n\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+				sseHeader(w)
+				writeFlush(w, tc.body)
+			})
+			e := start(t, up.url)
+			resp, body := e.do(t, streamRequest())
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, a2a.SSEContentType) {
+				t.Fatalf("HTTP %d %s", resp.StatusCode, ct)
+			}
+			if string(body) != tc.body {
+				t.Fatalf("relayed\n%q\nwant\n%q", body, tc.body)
+			}
+		})
+	}
+}
+
+// TestStreamEventOverLimit ends the stream at an event larger than
+// limits.max_event_bytes; what came before it still reaches the caller.
+func TestStreamEventOverLimit(t *testing.T) {
+	const limit = 1024
+	cases := []struct {
+		name, big string
+	}{
+		{"one long line", "data: \"" + strings.Repeat("x", 4*limit) + "\"\n\n"},
+		{"many short lines", strings.Repeat("data: 0123456789012345678901234567890123456789\n", 100) + "\n"},
+		{"unterminated line", "data: " + strings.Repeat("y", 4*limit)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			released := make(chan struct{})
+			up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+				sseHeader(w)
+				writeFlush(w, event(1))
+				writeFlush(w, tc.big)
+				writeFlush(w, event(3))
+				holdOpen(u, r, released)
+			})
+			e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxEventBytes = limit }))
+			s := e.open(t, streamRequest())
+			if got := s.next(t); string(got.Raw) != event(1) {
+				t.Fatalf("event 1 = %q", got.Raw)
+			}
+			s.wantCleanEnd(t)
+			waitUntil(t, "the agent's connection is released", released)
+			e.logs.wantLog(t, "WARN", "stream ended: agent event over the size limit", map[string]any{"limit_bytes": float64(limit)})
+		})
+	}
+}
+
+// TestDrainStreamsEndsOpenStreams: shutdown ends every open stream cleanly,
+// releases the agents' connections and admits no new stream.
+func TestDrainStreamsEndsOpenStreams(t *testing.T) {
+	var releasedCh = make(chan chan struct{}, 4)
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		released := make(chan struct{})
+		releasedCh <- released
+		sseHeader(w)
+		writeFlush(w, event(1))
+		holdOpen(u, r, released)
+	})
+	e := start(t, up.url)
+	streams := []*stream{e.open(t, streamRequest()), e.open(t, streamRequest())}
+	for _, s := range streams {
+		s.next(t)
+	}
+	e.gw.DrainStreams()
+	for _, s := range streams {
+		s.wantCleanEnd(t)
+	}
+	for range streams {
+		waitUntil(t, "the agent's connection is released", <-releasedCh)
+	}
+	if n := e.gw.OpenStreams(); n != 0 {
+		t.Fatalf("open streams after drain = %d", n)
+	}
+	e.logs.wantLog(t, "INFO", "stream ended: gateway shutting down", map[string]any{"agent": agentName})
+
+	resp, body := e.do(t, streamRequest())
+	if ev, err := a2a.ParseRPCEvent(body); err != nil || ev.Kind != a2a.EventError || strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
+		t.Fatalf("a stream after the drain: HTTP %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// TestMaxStreams refuses the stream over limits.max_streams with the
+// rate-limited error in the caller's binding, and admits one again once a
+// stream has closed.
+func TestMaxStreams(t *testing.T) {
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, event(1))
+		holdOpen(u, r, make(chan struct{}))
+	})
+	e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxStreams = 1 }))
+	first := e.open(t, streamRequest())
+	first.next(t)
+
+	resp, body := e.do(t, streamRequest())
+	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
+	if resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("no Retry-After on %s", body)
+	}
+	resp, body = e.do(t, request{method: http.MethodPost, path: "/message:stream", header: v10(), body: []byte(sendParams)})
+	wantRESTError(t, resp, body, a2a.ErrRateLimited, "RESOURCE_EXHAUSTED")
+	e.logs.wantLog(t, "INFO", "request refused", map[string]any{"reason": a2a.ErrRateLimited.Reason})
+	e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": a2a.ErrRateLimited.Reason}, 2)
+
+	first.close()
+	eventually(t, "the first stream is released", func() bool { return e.gw.OpenStreams() == 0 })
+	again := e.open(t, streamRequest())
+	if got := again.next(t); string(got.Raw) != event(1) {
+		t.Fatalf("event 1 = %q", got.Raw)
+	}
+}
+
+// TestRefusedStreamIsNotForwarded: a stream refused for capacity must not
+// reach the agent. A SendStreamingMessage the agent has accepted starts a
+// task; telling the caller to retry later would then start it twice.
+func TestRefusedStreamIsNotForwarded(t *testing.T) {
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, event(1))
+		holdOpen(u, r, make(chan struct{}))
+	})
+	e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxStreams = 1 }))
+	first := e.open(t, streamRequest())
+	first.next(t)
+	before := up.count()
+	resp, body := e.do(t, streamRequest())
+	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
+	if got := up.count(); got != before {
+		t.Fatalf("the refused stream reached the agent: %d requests, want %d", got, before)
+	}
+}
+
+// TestStreamIdle ends a stream on which the agent stays silent for
+// timeouts.stream_idle, and releases the agent's connection.
+func TestStreamIdle(t *testing.T) {
+	released := make(chan struct{})
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, event(1))
+		holdOpen(u, r, released)
+	})
+	e := start(t, up.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Timeouts.StreamIdle = duration.Duration(100 * time.Millisecond)
+	}))
+	s := e.open(t, streamRequest())
+	if got := s.next(t); string(got.Raw) != event(1) {
+		t.Fatalf("event 1 = %q", got.Raw)
+	}
+	s.wantCleanEnd(t)
+	waitUntil(t, "the agent's connection is released", released)
+	if n := e.gw.OpenStreams(); n != 0 {
+		t.Fatalf("open streams = %d", n)
+	}
+}
+
+// TestStreamIdleBeforeHeaders: an agent that accepts a stream request and
+// then sends nothing at all, not even the response headers, is as silent
+// as one that stops mid-stream; stream_idle must end that wait too, with a
+// timeout error the caller can act on.
+func TestStreamIdleBeforeHeaders(t *testing.T) {
+	released := make(chan struct{})
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		holdOpen(u, r, released)
+	})
+	e := start(t, up.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Timeouts.StreamIdle = duration.Duration(100 * time.Millisecond)
+	}))
+	rq := streamRequest()
+	// Generous next to the 100ms idle limit; it only keeps the test from hanging.
+	rq.timeout = 10 * time.Second
+	resp, body := e.do(t, rq)
+	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
+	waitUntil(t, "the agent's connection is released", released)
+}
