@@ -24,6 +24,7 @@ type sweeper interface {
 type memoryStore struct {
 	gate      gate
 	ownership *memOwnership
+	dedupe    *memDedupe
 	sweepers  []sweeper
 	stop      chan struct{}
 	done      chan struct{}
@@ -38,7 +39,8 @@ func NewMemory(o Options) Store {
 	o = o.withDefaults()
 	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
 	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
-	s.sweepers = []sweeper{s.ownership}
+	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
+	s.sweepers = []sweeper{s.ownership, s.dedupe}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
 }
@@ -67,6 +69,8 @@ func (s *memoryStore) janitor(every time.Duration) {
 func (s *memoryStore) Kind() string { return KindMemory }
 
 func (s *memoryStore) Ownership() Ownership { return s.ownership }
+
+func (s *memoryStore) Dedupe() Dedupe { return s.dedupe }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

@@ -99,6 +99,7 @@ type redisStore struct {
 	conn      *redisConn
 	owned     bool // Close closes the client only if Open created it
 	ownership *redisOwnership
+	dedupe    *redisDedupe
 }
 
 var _ Store = (*redisStore)(nil)
@@ -119,12 +120,15 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 		conn:      conn,
 		owned:     owned,
 		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
+		dedupe:    newRedisDedupe(conn),
 	}
 }
 
 func (s *redisStore) Kind() string { return KindRedis }
 
 func (s *redisStore) Ownership() Ownership { return s.ownership }
+
+func (s *redisStore) Dedupe() Dedupe { return s.dedupe }
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.

@@ -37,6 +37,8 @@ type Store interface {
 	Kind() string
 	// Ownership is the task and context ownership concern.
 	Ownership() Ownership
+	// Dedupe is the concern of retried-message dedupe records.
+	Dedupe() Dedupe
 }
 
 // gate makes every operation of a store fail once it is closed.

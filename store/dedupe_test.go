@@ -1,0 +1,377 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
+	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/store/storetest"
+)
+
+func TestDedupeMemory(t *testing.T) {
+	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
+		return store.NewMemory(o)
+	})
+}
+
+func TestDedupeRedis(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
+		return store.NewRedis(client, o)
+	})
+}
+
+func TestDedupeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node Redis Cluster")
+	}
+	c := redistest.StartCluster(t, 3, 0)
+	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
+		o.Redis.Addrs = c.Addrs()
+		s, err := store.Open(context.Background(), o, nil)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	})
+}
+
+const (
+	hour = time.Hour
+	// dedupeKeyOf is where the Redis store keeps tenant "acme:x", key "m{1}"
+	// under prefix "dd-test": both escaped inside one hash tag.
+	dedupeKeyOf = "dd-test:dd:{acme%3Ax:m%7B1%7D}"
+)
+
+// TestDedupeRedisKeyLayout pins the documented key and fields, which
+// operators read and which must not change under running gateways.
+func TestDedupeRedisKeyLayout(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	d := store.NewRedis(client, store.Options{KeyPrefix: "dd-test"}).Dedupe()
+	if _, _, err := d.Claim(ctx, "acme:x", "m{1}", "fp", "h1", hour, hour); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	if _, err := d.SetTask(ctx, "acme:x", "m{1}", "h1", "task-1"); err != nil {
+		t.Fatalf("SetTask: %v", err)
+	}
+	fields, err := client.HGetAll(ctx, dedupeKeyOf).Result()
+	if err != nil {
+		t.Fatalf("HGETALL: %v", err)
+	}
+	for f, want := range map[string]string{"st": "inflight", "fp": "fp", "h": "h1", "oc": "new", "task": "task-1"} {
+		if fields[f] != want {
+			t.Errorf("field %s = %q, want %q (all: %v)", f, fields[f], want, fields)
+		}
+	}
+	if _, ok := fields["lease_ms"]; !ok {
+		t.Errorf("no lease_ms field: %v", fields)
+	}
+	if ttl := client.PTTL(ctx, dedupeKeyOf).Val(); ttl <= 0 || ttl > hour {
+		t.Errorf("PTTL = %s, want within the one-hour ttl", ttl)
+	}
+
+	if _, err := d.Complete(ctx, "acme:x", "m{1}", "h1", []byte("r"), 2*hour); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	fields, err = client.HGetAll(ctx, dedupeKeyOf).Result()
+	if err != nil {
+		t.Fatalf("HGETALL: %v", err)
+	}
+	want := map[string]string{"st": "done", "fp": "fp", "h": "h1", "task": "task-1", "res": "r"}
+	if fmt.Sprint(fields) != fmt.Sprint(want) {
+		t.Errorf("done record = %v, want %v", fields, want)
+	}
+	if ttl := client.PTTL(ctx, dedupeKeyOf).Val(); ttl <= hour {
+		t.Errorf("PTTL after Complete = %s, want the two-hour ttl", ttl)
+	}
+}
+
+// commands counts the commands a client sends, one per round trip here.
+type commands struct {
+	n atomic.Int64
+}
+
+func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+func TestDedupeRedisIsOneRoundTrip(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	hook := &commands{}
+	client.AddHook(hook)
+	d := store.NewRedis(client, store.Options{}).Dedupe()
+
+	ops := []struct {
+		name string
+		call func(key string) error
+	}{
+		{"Claim", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h1", hour, hour); return err }},
+		{"Claim of a claimed key", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h2", hour, hour); return err }},
+		{"Get", func(key string) error { _, _, err := d.Get(ctx, "acme", key); return err }},
+		{"Renew", func(key string) error { _, err := d.Renew(ctx, "acme", key, "h1", hour); return err }},
+		{"SetTask", func(key string) error { _, err := d.SetTask(ctx, "acme", key, "h1", "task"); return err }},
+		{"Complete", func(key string) error { _, err := d.Complete(ctx, "acme", key, "h1", []byte("r"), hour); return err }},
+		{"Release", func(key string) error { _, err := d.Release(ctx, "acme", key, "h1"); return err }},
+	}
+	// The first run of each script loads it into the server (EVALSHA, then
+	// EVAL); that is once per script and node, not per request.
+	for _, op := range ops {
+		if err := op.call("warm-up"); err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			hook.n.Store(0)
+			if err := op.call("measured"); err != nil {
+				t.Fatal(err)
+			}
+			if n := hook.n.Load(); n != 1 {
+				t.Errorf("sent %d commands, want 1", n)
+			}
+		})
+	}
+}
+
+// TestDedupeRedisCorruptRecord checks that a record the store cannot read
+// is reported as a fault, not as an outage to retry, and is never taken
+// over or overwritten.
+func TestDedupeRedisCorruptRecord(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	d := store.NewRedis(client, store.Options{KeyPrefix: "dd-test"}).Dedupe()
+	tests := []struct {
+		name    string
+		fields  []any // nil: a string key instead of a hash
+		wantErr string
+	}{
+		{name: "unknown state", fields: []any{"st", "archived", "fp", "fp", "h", "h1"}, wantErr: "unknown state"},
+		{name: "no fingerprint", fields: []any{"st", "done", "h", "h1"}, wantErr: "no fingerprint"},
+		{name: "in flight without holder", fields: []any{"st", "inflight", "fp", "fp", "lease_ms", "1"}, wantErr: "no holder"},
+		{name: "in flight without lease", fields: []any{"st", "inflight", "fp", "fp", "h", "h1"}, wantErr: "malformed lease"},
+		{name: "in flight with a bad lease", fields: []any{"st", "inflight", "fp", "fp", "h", "h1", "lease_ms", "soon"}, wantErr: "malformed lease"},
+		{name: "not a hash", wantErr: "WRONGTYPE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := client.Del(ctx, dedupeKeyOf).Err(); err != nil {
+				t.Fatalf("DEL: %v", err)
+			}
+			var err error
+			if tt.fields == nil {
+				err = client.Set(ctx, dedupeKeyOf, "x", 0).Err()
+			} else {
+				err = client.HSet(ctx, dedupeKeyOf, tt.fields...).Err()
+			}
+			if err != nil {
+				t.Fatalf("writing the record: %v", err)
+			}
+			before := client.Dump(ctx, dedupeKeyOf).Val()
+			_, _, getErr := d.Get(ctx, "acme:x", "m{1}")
+			_, _, claimErr := d.Claim(ctx, "acme:x", "m{1}", "fp", "h2", hour, hour)
+			for name, err := range map[string]error{"Get": getErr, "Claim": claimErr} {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("%s: err = %v, want one containing %q", name, err, tt.wantErr)
+				}
+				if errors.Is(err, store.ErrUnavailable) {
+					t.Errorf("%s: %v satisfies ErrUnavailable", name, err)
+				}
+			}
+			if after := client.Dump(ctx, dedupeKeyOf).Val(); after != before {
+				t.Error("reading a corrupt record changed it")
+			}
+		})
+	}
+}
+
+// TestDedupeOutage checks that a stopped Redis is reported as
+// ErrUnavailable by every method, and that the store recovers.
+func TestDedupeOutage(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := redistest.Start(t)
+	s, _ := open(t, store.Options{Redis: store.RedisOptions{
+		Addrs:       []string{srv.Addr()},
+		DialTimeout: duration.Duration(timeout), ReadTimeout: duration.Duration(timeout), WriteTimeout: duration.Duration(timeout),
+	}})
+	d := s.Dedupe()
+	if _, _, err := d.Claim(testContext(t), "acme", "m", "fp", "h1", hour, hour); err != nil {
+		t.Fatalf("Claim before the outage: %v", err)
+	}
+
+	srv.Stop(t)
+	ops := map[string]func(context.Context) error{
+		"Claim": func(ctx context.Context) error {
+			_, _, err := d.Claim(ctx, "acme", "m2", "fp", "h2", hour, hour)
+			return err
+		},
+		"Get":     func(ctx context.Context) error { _, _, err := d.Get(ctx, "acme", "m"); return err },
+		"Renew":   func(ctx context.Context) error { _, err := d.Renew(ctx, "acme", "m", "h1", hour); return err },
+		"SetTask": func(ctx context.Context) error { _, err := d.SetTask(ctx, "acme", "m", "h1", "task"); return err },
+		"Complete": func(ctx context.Context) error {
+			_, err := d.Complete(ctx, "acme", "m", "h1", []byte("r"), hour)
+			return err
+		},
+		"Release": func(ctx context.Context) error { _, err := d.Release(ctx, "acme", "m", "h1"); return err },
+	}
+	for name, op := range ops {
+		err := op(testContext(t))
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s during the outage: err = %v, want ErrUnavailable", name, err)
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			t.Errorf("%s during the outage: err = %v came from the caller's context, not the store's timeouts", name, err)
+		}
+	}
+
+	// The restarted server has lost its data and its script cache; both
+	// must be recovered from transparently.
+	srv.Restart(t)
+	eventually(t, func() error {
+		_, out, err := d.Claim(testContext(t), "acme", "m", "fp", "h3", hour, hour)
+		if err == nil && out != store.ClaimNew {
+			err = fmt.Errorf("Claim after the restart = %s, want new", out)
+		}
+		return err
+	})
+}
+
+func TestDedupeMemoryEvictsOldestAtCapacity(t *testing.T) {
+	s := store.NewMemory(store.Options{Memory: store.MemoryOptions{MaxEntries: 3}})
+	t.Cleanup(func() { _ = s.Close() })
+	d := s.Dedupe()
+	ctx := testContext(t)
+	for i := range 4 {
+		if _, _, err := d.Claim(ctx, "acme", fmt.Sprint(i), "fp", "h", hour, hour); err != nil {
+			t.Fatalf("Claim %d: %v", i, err)
+		}
+		// Completing keeps a record's place in line: age is by claim.
+		if _, err := d.Complete(ctx, "acme", fmt.Sprint(i), "h", nil, 2*hour); err != nil {
+			t.Fatalf("Complete %d: %v", i, err)
+		}
+	}
+	for i, want := range []bool{false, true, true, true} {
+		if _, ok, err := d.Get(ctx, "acme", fmt.Sprint(i)); err != nil || ok != want {
+			t.Errorf("Get(%d) = %v, %v; want found %v", i, ok, err, want)
+		}
+	}
+}
+
+// TestDedupeMemoryEvictsExpiredFirst checks that a full store drops expired
+// records before it evicts a live one, however old.
+func TestDedupeMemoryEvictsExpiredFirst(t *testing.T) {
+	s := store.NewMemory(store.Options{Memory: store.MemoryOptions{MaxEntries: 2}})
+	t.Cleanup(func() { _ = s.Close() })
+	d := s.Dedupe()
+	ctx := testContext(t)
+	claim := func(key string, ttl time.Duration) {
+		t.Helper()
+		if _, out, err := d.Claim(ctx, "acme", key, "fp", "h", time.Millisecond, ttl); err != nil || out != store.ClaimNew {
+			t.Fatalf("Claim(%s) = %v, %v; want new", key, out, err)
+		}
+	}
+	claim("old-live", hour)
+	claim("young-expiring", time.Millisecond)
+	eventually(t, func() error {
+		if _, ok, err := d.Get(ctx, "acme", "young-expiring"); err != nil || ok {
+			return fmt.Errorf("young-expiring still there (%v)", err)
+		}
+		return nil
+	})
+	claim("new", hour)
+	for _, key := range []string{"old-live", "new"} {
+		if _, ok, err := d.Get(ctx, "acme", key); err != nil || !ok {
+			t.Errorf("Get(%s) = %v, %v; want found", key, ok, err)
+		}
+	}
+}
+
+// benchDedupe measures the send path: a first request claims and later
+// completes its message id; a retry claims and finds the record.
+func benchDedupe(b *testing.B, s store.Store) {
+	d := s.Dedupe()
+	ctx := context.Background()
+	result := []byte(strings.Repeat("r", 1024))
+	var seq atomic.Int64
+	b.Run("Claim", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				key := fmt.Sprint(seq.Add(1))
+				if _, _, err := d.Claim(ctx, "acme", key, "fp", "holder-"+key, 30*time.Second, hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("ClaimDone", func(b *testing.B) {
+		if _, _, err := d.Claim(ctx, "acme", "done", "fp", "h", 30*time.Second, hour); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Complete(ctx, "acme", "done", "h", result, hour); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, out, err := d.Claim(ctx, "acme", "done", "fp", "retry", 30*time.Second, hour); err != nil || out != store.ClaimExisting {
+					b.Fatalf("Claim = %v, %v", out, err)
+				}
+			}
+		})
+	})
+	b.Run("Complete", func(b *testing.B) {
+		first := seq.Load() + 1
+		for range b.N {
+			key := fmt.Sprint(seq.Add(1))
+			if _, _, err := d.Claim(ctx, "acme", key, "fp", "h", 30*time.Second, hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+		next := atomic.Int64{}
+		next.Store(first)
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				key := fmt.Sprint(next.Add(1) - 1)
+				if ok, err := d.Complete(ctx, "acme", key, "h", result, hour); err != nil || !ok {
+					b.Fatalf("Complete(%s) = %v, %v", key, ok, err)
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkDedupeMemory(b *testing.B) {
+	s := store.NewMemory(store.Options{})
+	b.Cleanup(func() { _ = s.Close() })
+	benchDedupe(b, s)
+}
+
+func BenchmarkDedupeRedis(b *testing.B) {
+	benchDedupe(b, store.NewRedis(redistest.Start(b).Client(b), store.Options{}))
+}

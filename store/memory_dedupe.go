@@ -1,0 +1,282 @@
+package store
+
+import (
+	"bytes"
+	"container/heap"
+	"container/list"
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memDedupe keeps dedupe records in a map, a list in creation order for the
+// size bound (the oldest is evicted first) and a heap in expiry order for
+// the janitor: unlike ownership records, each record has its own ttl and
+// Complete changes it, so creation order is not expiry order.
+type memDedupe struct {
+	gate *gate
+	max  int
+
+	mu     sync.RWMutex
+	byKey  map[memDedupeKey]*memDedupeEntry
+	order  *list.List // of *memDedupeEntry, oldest first
+	expiry expiryHeap
+}
+
+var _ Dedupe = (*memDedupe)(nil)
+
+// memDedupeKey needs no escaping: the fields stay apart in a struct.
+type memDedupeKey struct {
+	tenant, key string
+}
+
+type memDedupeEntry struct {
+	id          memDedupeKey
+	state       DedupeState
+	fingerprint string
+	holder      string
+	takenOver   bool      // the holder took the record over; while in flight
+	lease       time.Time // while in flight
+	taskID      string
+	result      []byte
+	expires     time.Time
+
+	element   *list.Element
+	heapIndex int
+}
+
+func newMemDedupe(g *gate, maxEntries int) *memDedupe {
+	return &memDedupe{gate: g, max: maxEntries, byKey: map[memDedupeKey]*memDedupeEntry{}, order: list.New()}
+}
+
+// record renders e as callers see it. The result is copied so that neither
+// side can change the other's bytes.
+func (e *memDedupeEntry) record(now time.Time) DedupeRecord {
+	r := DedupeRecord{State: e.state, Fingerprint: e.fingerprint, Holder: e.holder, TaskID: e.taskID}
+	if e.state == DedupeInFlight {
+		r.LeaseExpired = !now.Before(e.lease)
+	} else {
+		r.Result = bytes.Clone(e.result)
+		if r.Result == nil {
+			r.Result = []byte{}
+		}
+	}
+	return r
+}
+
+func (m *memDedupe) Claim(_ context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
+	if err := m.gate.check(); err != nil {
+		return DedupeRecord{}, 0, err
+	}
+	if err := checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl); err != nil {
+		return DedupeRecord{}, 0, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.live(memDedupeKey{tenant: tenant, key: key}, now)
+	switch {
+	case e == nil:
+		e = m.insert(memDedupeKey{tenant: strings.Clone(tenant), key: strings.Clone(key)}, now, now.Add(max(ttl, lease)))
+		e.state = DedupeInFlight
+		e.fingerprint = strings.Clone(fingerprint)
+		e.holder = strings.Clone(holder)
+		e.lease = now.Add(lease)
+		return e.record(now), ClaimNew, nil
+	case e.state == DedupeInFlight && e.holder == holder:
+		if e.takenOver {
+			return e.record(now), ClaimTakeover, nil
+		}
+		return e.record(now), ClaimNew, nil
+	case e.state == DedupeInFlight && !now.Before(e.lease) && e.fingerprint == fingerprint:
+		e.holder = strings.Clone(holder)
+		e.takenOver = true
+		e.lease = now.Add(lease)
+		m.setExpiry(e, now.Add(max(ttl, lease)))
+		return e.record(now), ClaimTakeover, nil
+	}
+	return e.record(now), ClaimExisting, nil
+}
+
+func (m *memDedupe) Get(_ context.Context, tenant, key string) (DedupeRecord, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return DedupeRecord{}, false, err
+	}
+	if err := checkDedupeKey(tenant, key); err != nil {
+		return DedupeRecord{}, false, err
+	}
+	now := time.Now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.byKey[memDedupeKey{tenant: tenant, key: key}]
+	if !ok || !now.Before(e.expires) {
+		return DedupeRecord{}, false, nil
+	}
+	return e.record(now), true, nil
+}
+
+func (m *memDedupe) Renew(_ context.Context, tenant, key, holder string, lease time.Duration) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDedupeHolder(tenant, key, holder); err != nil {
+		return false, err
+	}
+	if err := checkPositive("lease", lease); err != nil {
+		return false, err
+	}
+	return m.held(tenant, key, holder, func(e *memDedupeEntry, now time.Time) {
+		e.lease = now.Add(lease)
+		if e.expires.Before(e.lease) {
+			m.setExpiry(e, e.lease)
+		}
+	}), nil
+}
+
+func (m *memDedupe) SetTask(_ context.Context, tenant, key, holder, taskID string) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDedupeHolder(tenant, key, holder); err != nil {
+		return false, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return false, err
+	}
+	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
+		e.taskID = strings.Clone(taskID)
+	}), nil
+}
+
+func (m *memDedupe) Complete(_ context.Context, tenant, key, holder string, result []byte, ttl time.Duration) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDedupeHolder(tenant, key, holder); err != nil {
+		return false, err
+	}
+	if err := checkDedupeResult(result, ttl); err != nil {
+		return false, err
+	}
+	// Copied before locking: the result may be large.
+	stored := bytes.Clone(result)
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.live(memDedupeKey{tenant: tenant, key: key}, now)
+	if e == nil || e.holder != holder {
+		return false, nil
+	}
+	if e.state == DedupeDone {
+		return true, nil
+	}
+	e.state = DedupeDone
+	e.result = stored
+	e.takenOver = false
+	e.lease = time.Time{}
+	m.setExpiry(e, now.Add(ttl))
+	return true, nil
+}
+
+func (m *memDedupe) Release(_ context.Context, tenant, key, holder string) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDedupeHolder(tenant, key, holder); err != nil {
+		return false, err
+	}
+	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
+		m.remove(e)
+	}), nil
+}
+
+// held runs act under the lock if holder holds the in-flight record, and
+// reports whether it did.
+func (m *memDedupe) held(tenant, key, holder string, act func(*memDedupeEntry, time.Time)) bool {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.live(memDedupeKey{tenant: tenant, key: key}, now)
+	if e == nil || e.state != DedupeInFlight || e.holder != holder {
+		return false
+	}
+	act(e, now)
+	return true
+}
+
+// live returns the unexpired record of id, dropping an expired one. The
+// caller holds the write lock.
+func (m *memDedupe) live(id memDedupeKey, now time.Time) *memDedupeEntry {
+	e, ok := m.byKey[id]
+	if !ok {
+		return nil
+	}
+	if !now.Before(e.expires) {
+		m.remove(e)
+		return nil
+	}
+	return e
+}
+
+// insert adds an empty record for id, making room first: expired records go
+// before live ones, then the oldest. The caller holds the write lock.
+func (m *memDedupe) insert(id memDedupeKey, now, expires time.Time) *memDedupeEntry {
+	for len(m.byKey) >= m.max && len(m.expiry) > 0 && !now.Before(m.expiry[0].expires) {
+		m.remove(m.expiry[0])
+	}
+	for len(m.byKey) >= m.max {
+		m.remove(m.order.Front().Value.(*memDedupeEntry))
+	}
+	e := &memDedupeEntry{id: id, expires: expires}
+	e.element = m.order.PushBack(e)
+	heap.Push(&m.expiry, e)
+	m.byKey[id] = e
+	return e
+}
+
+func (m *memDedupe) setExpiry(e *memDedupeEntry, expires time.Time) {
+	e.expires = expires
+	heap.Fix(&m.expiry, e.heapIndex)
+}
+
+func (m *memDedupe) remove(e *memDedupeEntry) {
+	m.order.Remove(e.element)
+	heap.Remove(&m.expiry, e.heapIndex)
+	delete(m.byKey, e.id)
+}
+
+func (m *memDedupe) sweep(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.expiry) > 0 && !now.Before(m.expiry[0].expires) {
+		m.remove(m.expiry[0])
+	}
+}
+
+// expiryHeap orders records by expiry, soonest first, and keeps each
+// record's heapIndex current so a record can be fixed or removed in place.
+type expiryHeap []*memDedupeEntry
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
+
+func (h expiryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIndex = i
+	h[j].heapIndex = j
+}
+
+func (h *expiryHeap) Push(x any) {
+	e := x.(*memDedupeEntry)
+	e.heapIndex = len(*h)
+	*h = append(*h, e)
+}
+
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
