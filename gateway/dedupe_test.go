@@ -265,3 +265,33 @@ func (s *sseStream) drain(t *testing.T) a2a.Event {
 	}
 }
 
+
+// When Redis cannot answer, a send is refused by default; with
+// on_store_error: forward it goes through without deduplication.
+func TestDedupeStoreOutage(t *testing.T) {
+	for _, mode := range []string{config.DedupeRefuse, config.DedupeForward} {
+		t.Run(mode, func(t *testing.T) {
+			srv := redistest.Start(t)
+			env := gwtest.Start(t, shortLease, func(c *config.Config) {
+				c.Store.Redis.Addrs = []string{srv.Addr()}
+				c.Dedupe.OnStoreError = mode
+			})
+			tok := env.Token(t, "acme", "alice")
+			srv.Stop(t)
+			resp, b := env.Do(t, http.MethodPost, env.AgentBase+"/message:send", tok, "1.0",
+				[]byte(`{"message":{"messageId":"m-outage","role":"ROLE_USER","parts":[{"text":"hi"}]}}`))
+			// Authorization needs the store for a plain send only when it names
+			// ids; this one names none, so dedupe decides.
+			switch mode {
+			case config.DedupeRefuse:
+				if resp.StatusCode != http.StatusServiceUnavailable || sendsReaching(env, "m-outage") != 0 {
+					t.Fatalf("refuse mode: %d %s, agent saw %d", resp.StatusCode, b, sendsReaching(env, "m-outage"))
+				}
+			case config.DedupeForward:
+				if sendsReaching(env, "m-outage") != 1 {
+					t.Fatalf("forward mode: agent saw %d sends (%d %s)", sendsReaching(env, "m-outage"), resp.StatusCode, b)
+				}
+			}
+		})
+	}
+}
