@@ -188,52 +188,61 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	// finds the answer instead of sending again.
 	s.DetachFromClient = !streaming
 	stopRenew := d.renew(q)
-	defer stopRenew()
 
-	var mu sync.Mutex
+	// Only a streaming retry can use the task id before the answer is
+	// stored (to attach), so only streams record it early.
 	var taskID string
-	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.TaskID == "" || taskID != "" {
+	if streaming {
+		s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+			if ev.TaskID == "" || taskID != "" {
+				return nil
+			}
+			taskID = ev.TaskID
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
+				s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
+			}
 			return nil
-		}
-		taskID = ev.TaskID
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
-			s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
-		}
-		return nil
-	}))
+		}))
+	}
 
 	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
 	err := next(tee, r, s)
 
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cleanupTimeout)
-	defer cancel()
-	mu.Lock()
-	known := taskID
-	mu.Unlock()
+	// Decide now, while the answer is at hand; the store call then runs on
+	// after the handler returns, so the connection can serve its next
+	// request, on a context the caller's disconnect cannot cancel.
+	var settle func(ctx context.Context)
 	switch {
 	case err == nil && tee.refused(s.Op.Binding):
 		// The agent refused the message: a retry may try again.
-		d.release(ctx, s, q, "the agent refused the message")
-	case err == nil && streaming && known == "" && r.Context().Err() != nil:
+		settle = func(ctx context.Context) { d.release(ctx, s, q, "the agent refused the message") }
+	case err == nil && streaming && taskID == "" && r.Context().Err() != nil:
 		// The caller left before the stream revealed a task: leave the
 		// claim to its lease, the agent may still be working on it.
 	case err == nil && !tee.overflow:
 		res, _ := json.Marshal(result{Status: tee.status(), ContentType: tee.Header().Get("Content-Type"), RPCID: s.Op.RPCID, Body: tee.buf.Bytes()})
-		if ok, cerr := d.st.Complete(ctx, q.scope, q.key, q.holder, res, d.o.TTL.D()); cerr != nil || !ok {
-			s.Log.Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
+		settle = func(ctx context.Context) {
+			if ok, cerr := d.st.Complete(ctx, q.scope, q.key, q.holder, res, d.o.TTL.D()); cerr != nil || !ok {
+				s.Log.Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
+			}
 		}
 	case err != nil && proxy.NotSent(err):
-		d.release(ctx, s, q, "the agent could not be reached")
+		settle = func(ctx context.Context) { d.release(ctx, s, q, "the agent could not be reached") }
 	default:
 		// Timeouts and dropped answers may have been processed: the claim
 		// stays until its lease runs out, then a retry may take it over.
 		s.Log.Info("dedupe: outcome unknown; the claim expires after its lease", "lease", d.o.Lease.D().String(), "overflow", tee.overflow)
 	}
+	go func() {
+		defer stopRenew()
+		if settle != nil {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cleanupTimeout)
+			defer cancel()
+			settle(ctx)
+		}
+	}()
 	return err
 }
 
@@ -244,27 +253,32 @@ func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why st
 }
 
 // renew keeps the claim's lease fresh until the returned stop is called.
+// A timer, not a goroutine, waits between renewals: most sends finish long
+// before the first one is due.
 func (d *Deduper) renew(q request) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	every := d.o.Lease.D() / 3
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				rctx, rcancel := context.WithTimeout(ctx, every)
-				ok, err := d.st.Renew(rctx, q.scope, q.key, q.holder, d.o.Lease.D())
-				rcancel()
-				if err == nil && !ok {
-					return // taken over or finished: nothing left to renew
-				}
-			}
+	var mu sync.Mutex
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		rctx, rcancel := context.WithTimeout(ctx, every)
+		ok, err := d.st.Renew(rctx, q.scope, q.key, q.holder, d.o.Lease.D())
+		rcancel()
+		if ctx.Err() != nil || (err == nil && !ok) {
+			return // stopped, or taken over or finished: nothing left to renew
 		}
-	}()
-	return cancel
+		mu.Lock()
+		t.Reset(every)
+		mu.Unlock()
+	})
+	return func() {
+		cancel()
+		mu.Lock()
+		t.Stop()
+		mu.Unlock()
+	}
 }
 
 // replay answers a duplicate from a completed record.
