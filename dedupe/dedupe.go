@@ -90,6 +90,11 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 		if d.perSubject(s.Agent.Name) {
 			scope += "\x00" + s.Principal.Subject
 		}
+		if len(scope) > store.MaxNameBytes {
+			// Long tenant and subject names together: their digest is as unique.
+			sum := sha256.Sum256([]byte(scope))
+			scope = hex.EncodeToString(sum[:])
+		}
 		req := request{scope: scope, key: s.Agent.Name + "\x00" + id, fingerprint: fp, holder: newToken()}
 		return d.serve(w, r, s, next, req)
 	}

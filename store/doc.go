@@ -1,10 +1,11 @@
 // Package store holds the state that gateway replicas share: which tenant
-// owns each task and context today, and further concerns (dedupe records,
-// lifecycle, challenges, the delivery queue) added in the same shape.
+// owns each task and context (Ownership), the dedupe records of sends
+// (Dedupe), and further concerns added in the same shape.
 //
 // # Shape of a concern
 //
-// Each concern is one small interface (Ownership, in ownership.go) with
+// Each concern is one small interface (Ownership in ownership.go, Dedupe in
+// dedupe.go) with
 // argument checks shared by every implementation, and two implementations:
 //
 //   - Redis (redis_ownership.go): a go-redis UniversalClient, so standalone,

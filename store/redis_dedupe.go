@@ -71,6 +71,7 @@ if r[1] == 'inflight' then
   if ends and r[3] and now >= ends and r[2] == ARGV[1] then
     local lease = ms(now + tonumber(ARGV[3]))
     redis.call('HSET', KEYS[1], 'h', ARGV[2], 'lease_ms', lease, 'oc', 'takeover')
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
     return {'takeover', r[1], r[2], ARGV[2], lease, now, r[6], ''}
   end
 end
