@@ -118,6 +118,23 @@ func ClassifyRPC(body []byte, version Version, explicit bool) (*Operation, *Erro
 	return op, op.validate()
 }
 
+// PeekRPCID returns the id of a JSON-RPC request body, or nil, for error
+// answers to requests refused before classification (an unsupported
+// version, say).
+func PeekRPCID(body []byte) json.RawMessage {
+	if !json.Valid(body) {
+		return nil
+	}
+	var env [4][]byte
+	if pick(body, rpcEnvelopeKeys, env[:]) != nil || env[1] == nil {
+		return nil
+	}
+	if c := env[1][0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+		return env[1]
+	}
+	return nil
+}
+
 // readParams fills the ids from JSON-RPC params, or from a REST body.
 func (op *Operation) readParams(params []byte) *Error {
 	switch op.Method {

@@ -90,7 +90,7 @@ func (b *Budgets) limits(tenant string) Limits {
 func (b *Budgets) state(tenant string, now time.Time) *tenantState {
 	if now.Sub(b.swept) > idleAfter {
 		for name, st := range b.tenants {
-			if st.streams == 0 && now.Sub(st.lastSeen) > idleAfter {
+			if st.streams == 0 && now.Sub(st.lastSeen) > idleAfter && st.refilled(now) {
 				delete(b.tenants, name)
 			}
 		}
@@ -110,6 +110,12 @@ func (b *Budgets) state(tenant string, now time.Time) *tenantState {
 	}
 	st.lastSeen = now
 	return st
+}
+
+// refilled reports whether forgetting the tenant's limiter loses nothing:
+// a new one starts full, so the old one must be full too.
+func (st *tenantState) refilled(now time.Time) bool {
+	return st.limiter == nil || st.limiter.TokensAt(now) >= float64(st.limiter.Burst())
 }
 
 // Allow spends one request of the tenant's rate. When the budget is

@@ -69,10 +69,7 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 		if d.o.Disabled || (s.Op.Method != a2a.MethodSend && s.Op.Method != a2a.MethodStream) {
 			return next(w, r, s)
 		}
-		id := r.Header.Get(IdempotencyKeyHeader)
-		if id == "" {
-			id = s.Op.MessageID
-		}
+		id := idempotencyKey(r, s.Op)
 		if id == "" {
 			// Legacy sends carry no message id: nothing to key on.
 			return next(w, r, s)
@@ -98,6 +95,21 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 		req := request{scope: scope, key: s.Agent.Name + "\x00" + id, fingerprint: fp, holder: newToken()}
 		return d.serve(w, r, s, next, req)
 	}
+}
+
+// idempotencyKey is the header's key, or else the message id.
+func idempotencyKey(r *http.Request, op *a2a.Operation) string {
+	if k := r.Header.Get(IdempotencyKeyHeader); k != "" {
+		return k
+	}
+	return op.MessageID
+}
+
+// Covers reports whether the stage checks the store for this request before
+// it is forwarded, refusing it when the store cannot answer.
+func (d *Deduper) Covers(r *http.Request, op *a2a.Operation) bool {
+	return !d.o.Disabled && d.o.OnStoreError == config.DedupeRefuse &&
+		(op.Method == a2a.MethodSend || op.Method == a2a.MethodStream) && idempotencyKey(r, op) != ""
 }
 
 func (d *Deduper) count(s *proxy.Scope, outcome string) {

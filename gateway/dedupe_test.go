@@ -265,7 +265,6 @@ func (s *sseStream) drain(t *testing.T) a2a.Event {
 	}
 }
 
-
 // When Redis cannot answer, a send is refused by default; with
 // on_store_error: forward it goes through without deduplication.
 func TestDedupeStoreOutage(t *testing.T) {
@@ -288,10 +287,33 @@ func TestDedupeStoreOutage(t *testing.T) {
 					t.Fatalf("refuse mode: %d %s, agent saw %d", resp.StatusCode, b, sendsReaching(env, "m-outage"))
 				}
 			case config.DedupeForward:
-				if sendsReaching(env, "m-outage") != 1 {
-					t.Fatalf("forward mode: agent saw %d sends (%d %s)", sendsReaching(env, "m-outage"), resp.StatusCode, b)
+				// Dedupe lets the send go on, but authorization stays fail-closed:
+				// an answer that cannot be recorded as the caller's must not be
+				// produced, so the send is still refused before the agent.
+				if resp.StatusCode != http.StatusServiceUnavailable || sendsReaching(env, "m-outage") != 0 ||
+					!strings.Contains(string(b), "store is temporarily unavailable") {
+					t.Fatalf("forward mode: %d %s, agent saw %d", resp.StatusCode, b, sendsReaching(env, "m-outage"))
 				}
+			}
+			if got := metricValue(t, env, "a2agw_dedupe_total", "store_error_"+map[string]string{config.DedupeRefuse: "refused", config.DedupeForward: "forwarded"}[mode]); got != 1 {
+				t.Fatalf("dedupe store-error outcome counted %v times, want 1", got)
 			}
 		})
 	}
+}
+
+// metricValue reads the value of the sample of name whose outcome label is
+// outcome from the admin /metrics.
+func metricValue(t *testing.T, env *gwtest.Env, name, outcome string) float64 {
+	t.Helper()
+	_, body := env.Do(t, http.MethodGet, env.Admin+"/metrics", "", "", nil)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, name+"{") && strings.Contains(line, `outcome="`+outcome+`"`) {
+			var v float64
+			if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+				return v
+			}
+		}
+	}
+	return 0
 }

@@ -60,6 +60,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.closers = append(g.closers, authn.Close)
 
+	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
+
 	// One request, one pass: each stage wraps the next, and the forwarder
 	// observes every answer for the observers, in this order.
 	px, err := proxy.New(proxy.Options{
@@ -69,7 +71,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			limitRate(budget.New(cfg.Budgets), m),
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
-			dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg)).Stage,
+			dd.Stage,
+			requireStore(st.Ping, dd.Covers),
 			filterList,
 			rewriteExtendedCard,
 		},

@@ -103,3 +103,23 @@ func routeTenant(next proxy.Handler) proxy.Handler {
 		return next(w, r, s)
 	}
 }
+
+// requireStore refuses, before the agent is asked, requests whose answer
+// depends on the store when the store cannot answer: a send's answer must
+// be recorded, a list's filtered. Requests that name ids were already
+// checked by authorization; sends the dedupe stage claimed were checked
+// there; the rest cost one ping.
+func requireStore(ping func(context.Context) error, covered func(*http.Request, *a2a.Operation) bool) proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			m := s.Op.Method
+			if (m == a2a.MethodSend || m == a2a.MethodStream || m == a2a.MethodListTasks) && !s.Op.HasTaskRefs() && !covered(r, s.Op) {
+				if err := ping(r.Context()); err != nil {
+					s.Log.Error("store unavailable; request refused before reaching the agent", "err", err)
+					return a2a.ErrUnavailable.WithMessage("the gateway's store is temporarily unavailable; retry later").WithRetryAfter(time.Second)
+				}
+			}
+			return next(w, r, s)
+		}
+	}
+}

@@ -183,12 +183,16 @@ func TestRefusedBeforeForwarding(t *testing.T) {
 		{"unknown REST path", a2a.ErrMethodNotFound, "NOT_FOUND", []call{
 			restCall("no operation", http.MethodGet, "/nothing/here", v10(), nil),
 			restCall("wrong HTTP method", http.MethodDelete, "/tasks/t-1", v10(), nil),
-			restCall("encoded slash", http.MethodGet, "/tasks/a%2Fb", v10(), nil),
-			restCall("dot segment", http.MethodGet, "/tasks/%2e%2e", v10(), nil),
 			restCall("GET on the JSON-RPC path", http.MethodGet, "/", v10(), nil),
 		}},
+		// Paths an agent could read differently from the gateway.
+		{"malformed REST path", a2a.ErrInvalidRequest, "INVALID_ARGUMENT", []call{
+			restCall("encoded slash", http.MethodGet, "/tasks/a%2Fb", v10(), nil),
+			restCall("dot segment", http.MethodGet, "/tasks/%2e%2e", v10(), nil),
+			restCall("empty segment", http.MethodGet, "/tasks//t-1", v10(), nil),
+		}},
 		{"unsupported version", a2a.ErrVersionNotSupported, "INVALID_ARGUMENT", []call{
-			restCall("rest header", http.MethodGet, "/tasks/t-1", http.Header{a2a.VersionHeader: {"9.9"}}, nil),
+			restCall("rest header", http.MethodGet, "/tasks/t-1", header(a2a.VersionHeader, "9.9"), nil),
 			restCall("rest query", http.MethodGet, "/tasks/t-1?"+a2a.VersionHeader+"=2.0", nil, nil),
 		}},
 	}
@@ -236,7 +240,7 @@ func TestUnsupportedVersionOverJSONRPC(t *testing.T) {
 	e := start(t, up.url)
 	body := rpcBody(a2a.MethodSend, a2a.V10, `"req-7"`, sendParams)
 	for _, c := range []call{
-		rpcCall("header", a2a.V10, http.Header{a2a.VersionHeader: {"9.9"}}, `"req-7"`, body),
+		rpcCall("header", a2a.V10, header(a2a.VersionHeader, "9.9"), `"req-7"`, body),
 		{name: "query", rq: request{method: http.MethodPost, path: "/?" + a2a.VersionHeader + "=0.1", body: body}, rpc: true, v: a2a.V10, id: `"req-7"`},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t, e, a2a.ErrVersionNotSupported, "") })
@@ -381,7 +385,7 @@ func TestStageRefusal(t *testing.T) {
 	e := start(t, up.url, withStage(refuse))
 	for _, c := range []call{
 		rpcCall("rpc 1.0", a2a.V10, v10(), `"r"`, rpcBody(a2a.MethodSend, a2a.V10, `"r"`, sendParams)),
-		rpcCall("rpc 0.3", a2a.V03, http.Header{"Authorization": {"Bearer bad"}}, "3", rpcBody(a2a.MethodSend, a2a.V03, "3", sendParams)),
+		rpcCall("rpc 0.3", a2a.V03, header("Authorization", "Bearer bad"), "3", rpcBody(a2a.MethodSend, a2a.V03, "3", sendParams)),
 		restCall("rest 1.0", http.MethodGet, "/tasks/t-1", v10(), nil),
 	} {
 		t.Run(c.name, func(t *testing.T) {

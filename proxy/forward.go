@@ -33,11 +33,30 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		clientCtx = context.WithoutCancel(clientCtx)
 	}
 	ctx := clientCtx
-	streaming := s.Op.Method.Streaming()
-	if !streaming {
+	var headersLate *time.Timer
+	if !s.Op.Method.Streaming() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Agent.cfg.Timeouts.Request.D())
 		defer cancel()
+	} else {
+		// The stream cap is taken before the agent is asked, so a refused
+		// stream never reaches it.
+		release, ok := g.acquireStream()
+		if !ok {
+			return a2a.ErrRateLimited.WithMessage("the gateway holds its maximum number of open streams").WithRetryAfter(time.Second)
+		}
+		defer release()
+		// A stream may last as long as its task, but the agent must start
+		// it (send its headers) within the request timeout, or within
+		// stream_idle when that is shorter.
+		var cancelCause context.CancelCauseFunc
+		ctx, cancelCause = context.WithCancelCause(ctx)
+		defer cancelCause(nil)
+		wait := s.Agent.cfg.Timeouts.Request.D()
+		if idle := s.Agent.cfg.Timeouts.StreamIdle.D(); idle > 0 {
+			wait = min(wait, idle)
+		}
+		headersLate = time.AfterFunc(wait, func() { cancelCause(context.DeadlineExceeded) })
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery).String(), bytes.NewReader(s.Body))
 	if err != nil {
@@ -58,6 +77,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	setForwarded(req, r)
 
 	resp, err := s.Agent.transport.RoundTrip(req)
+	if headersLate != nil {
+		headersLate.Stop()
+	}
 	if err != nil {
 		return upstreamError(clientCtx, ctx, err)
 	}
@@ -167,20 +189,9 @@ func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
 // connection through the request context), when the gateway drains, or
 // after StreamIdle without a byte from the agent.
 func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
-	release, ok := g.acquireStream()
-	if !ok {
-		return a2a.ErrRateLimited.WithMessage("the gateway holds its maximum number of open streams").WithRetryAfter(time.Second)
-	}
-	defer release()
-
-	h := w.Header()
-	copyHeaders(h, resp.Header)
-	h.Del("Content-Length")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
+	open := g.metrics.OpenStreams.WithLabelValues(s.Agent.Name)
+	open.Inc()
+	defer open.Dec()
 
 	// The body is closed when the stream must stop for a reason the reader
 	// cannot see (draining, idle timeout): that unblocks Next.
@@ -191,6 +202,26 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 		idle = time.AfterFunc(d, func() { resp.Body.Close() })
 		defer idle.Stop()
 	}
+
+	// The status line waits for the first event: if that event cannot be
+	// recorded, the caller still gets a proper error instead of an empty
+	// stream.
+	rc := http.NewResponseController(w)
+	started := false
+	start := func() {
+		h := w.Header()
+		copyHeaders(h, resp.Header)
+		h.Del("Content-Length")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(resp.StatusCode)
+		started = true
+	}
+	defer func() {
+		if !started {
+			start() // the agent ended the stream without an event
+		}
+	}()
 
 	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
 	for {
@@ -204,10 +235,17 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 		}
 		if len(ev.Data) > 0 {
 			if err := g.observe(r.Context(), s, ev.Data); err != nil {
+				if !started {
+					started = true // the error below is the answer
+					return err
+				}
 				// Headers are gone: the only honest answer is to end the stream.
 				s.Log.Warn("stream ended: an event could not be recorded", "err", err)
 				return nil
 			}
+		}
+		if !started {
+			start()
 		}
 		if _, err := w.Write(ev.Raw); err != nil {
 			return nil

@@ -168,13 +168,20 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 	v, explicit, verr := a2a.NegotiateVersion(r)
 	s.Op.Version = v
 	if verr != nil {
-		return verr
+		// VersionNotSupportedError exists only in 1.0: answer in its shape.
+		s.Op.Version = a2a.V10
 	}
 	body, err := readBody(w, r, g.limits.MaxBodyBytes, g.limits.BodyTimeout.D())
 	if err != nil {
 		return err
 	}
 	s.Body = body
+	if verr != nil {
+		if isRPC {
+			s.Op.RPCID = a2a.PeekRPCID(body)
+		}
+		return verr
+	}
 	var op *a2a.Operation
 	var cerr *a2a.Error
 	if isRPC {

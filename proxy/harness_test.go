@@ -38,7 +38,6 @@ type env struct {
 	logs   *logSink
 	reg    *prometheus.Registry
 	client *http.Client
-	cfg    *config.Config
 }
 
 // setup adjusts the configuration and pipeline before the gateway starts.
@@ -85,7 +84,7 @@ func start(t *testing.T, upstreamURL string, opts ...option) *env {
 	})
 	return &env{
 		gw: gw, url: srv.URL, base: srv.URL + "/agents/" + agentName, logs: logs, reg: reg,
-		client: &http.Client{Transport: tr}, cfg: s.cfg,
+		client: &http.Client{Transport: tr},
 	}
 }
 
@@ -214,7 +213,16 @@ func rpcBody(m a2a.Method, v a2a.Version, id, params string) []byte {
 const sendParams = `{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
 
 // v10 is the header set of a 1.0 caller.
-func v10() http.Header { return http.Header{a2a.VersionHeader: {"1.0"}} }
+func v10() http.Header { return header(a2a.VersionHeader, "1.0") }
+
+// header builds a header with canonical keys.
+func header(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
 
 // streamRequest is a 1.0 JSON-RPC SendStreamingMessage.
 func streamRequest() request {

@@ -283,22 +283,33 @@ func TestStreamIdle(t *testing.T) {
 	}
 }
 
-// TestStreamIdleBeforeHeaders: an agent that accepts a stream request and
-// then sends nothing at all, not even the response headers, is as silent
-// as one that stops mid-stream; stream_idle must end that wait too, with a
-// timeout error the caller can act on.
-func TestStreamIdleBeforeHeaders(t *testing.T) {
-	released := make(chan struct{})
-	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
-		holdOpen(u, r, released)
-	})
-	e := start(t, up.url, withConfig(func(c *config.Config) {
-		c.Agents[0].Timeouts.StreamIdle = duration.Duration(100 * time.Millisecond)
-	}))
-	rq := streamRequest()
-	// Generous next to the 100ms idle limit; it only keeps the test from hanging.
-	rq.timeout = 10 * time.Second
-	resp, body := e.do(t, rq)
-	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
-	waitUntil(t, "the agent's connection is released", released)
+// TestStreamHeadersWaitIsBounded: an agent that accepts a stream request
+// and then sends nothing at all, not even the response headers, is as
+// silent as one that stops mid-stream. stream_idle, when set, must end that
+// wait, and timeouts.request must bound it otherwise, with a timeout error
+// the caller can act on; without either, a hung agent holds the caller and
+// a stream slot for as long as the caller waits.
+func TestStreamHeadersWaitIsBounded(t *testing.T) {
+	cases := []struct {
+		name string
+		set  func(*config.AgentTimeouts)
+	}{
+		{"stream_idle", func(to *config.AgentTimeouts) { to.StreamIdle = duration.Duration(100 * time.Millisecond) }},
+		{"request timeout", func(to *config.AgentTimeouts) { to.Request = duration.Duration(100 * time.Millisecond) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			released := make(chan struct{})
+			up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+				holdOpen(u, r, released)
+			})
+			e := start(t, up.url, withConfig(func(c *config.Config) { tc.set(&c.Agents[0].Timeouts) }))
+			rq := streamRequest()
+			// Generous next to the 100ms limit; it only keeps the test from hanging.
+			rq.timeout = 10 * time.Second
+			resp, body := e.do(t, rq)
+			wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
+			waitUntil(t, "the agent's connection is released", released)
+		})
+	}
 }
