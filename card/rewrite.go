@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
 )
 
 var (
@@ -38,6 +40,10 @@ type RewriteOptions struct {
 	// Streaming and PushNotifications override the agent's capabilities;
 	// nil leaves them as the agent declares them.
 	Streaming, PushNotifications *bool
+	// Version is the protocol version the caller asked for. A hybrid card
+	// can carry security schemes in one shape only; it gets the caller's.
+	// Zero keeps the shape the agent used.
+	Version a2a.Version
 }
 
 // Card members the gateway owns. Everything else passes through untouched.
@@ -293,6 +299,12 @@ func (r *rewriter) security() error {
 	flavor, ok := schemeFlavor(r.card[fieldSecuritySchemes])
 	if !ok {
 		flavor = r.cardFlavor()
+	}
+	hybrid := r.has(fieldSupportedInterfaces) && (r.has(fieldURL) || r.has(fieldAdditionalInterfaces))
+	if hybrid && r.opts.Version == a2a.V10 {
+		flavor = dialectV10
+	} else if hybrid && r.opts.Version == a2a.V03 {
+		flavor = dialectV03
 	}
 	sec := r.opts.Security
 	if len(sec.Schemes) == 0 {

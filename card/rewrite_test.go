@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -477,6 +478,36 @@ func TestRewriteOptionsValidate(t *testing.T) {
 			tc.modify(&o)
 			if err := o.Validate(); !errors.Is(err, ErrInvalidOptions) {
 				t.Fatalf("Validate = %v, want ErrInvalidOptions", err)
+			}
+		})
+	}
+}
+
+// A hybrid card can carry its security schemes in one shape only: the
+// caller's version picks it.
+func TestHybridCardSchemesFollowCallerVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version     a2a.Version
+		wantWrapped bool
+		wantField   string
+	}{
+		{a2a.V10, true, fieldSecurityRequirements},
+		{a2a.V03, false, fieldSecurity},
+	} {
+		t.Run(tc.version.String(), func(t *testing.T) {
+			o := testOptions(t, "http://localhost:41241")
+			o.Version = tc.version
+			out, err := Rewrite(fixture(t, "hybrid.json"), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var card map[string]json.RawMessage
+			if err := json.Unmarshal(out, &card); err != nil {
+				t.Fatal(err)
+			}
+			wrapped := bytes.Contains(card[fieldSecuritySchemes], []byte("httpAuthSecurityScheme"))
+			if wrapped != tc.wantWrapped || card[tc.wantField] == nil {
+				t.Fatalf("version %v: schemes %s, %s present: %v", tc.version, card[fieldSecuritySchemes], tc.wantField, card[tc.wantField] != nil)
 			}
 		})
 	}

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +23,6 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/demoagent"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 )
@@ -1002,62 +999,14 @@ func (l *azLog) audited(t *testing.T, want map[string]string) bool {
 	return false
 }
 
-// newAuditedWorld starts a gateway the way gwtest does, but with a JSON
-// logger at debug level writing to log, so a test can read the audit trail.
+// newAuditedWorld starts a gateway through gwtest with a JSON logger at
+// debug level writing to log, so tests can read the audit lines.
 func newAuditedWorld(t *testing.T, policy authz.Policy, log io.Writer) *azWorld {
 	t.Helper()
-	const issuer, audience, kid = "authz-test", "a2a-gateway", "authz-test"
 	w := &azWorld{sink: azSink(t), policy: policy, http: azHTTPClient(t)}
-	w.agent = demoagent.New(demoagent.Options{Push: true, StepDelay: 20 * time.Millisecond})
-	agentSrv := httptest.NewServer(w.agent)
-	w.agent.SetBaseURL(agentSrv.URL)
-	t.Cleanup(func() { w.agent.Close(); agentSrv.Close() })
-
-	key, err := authz.GenerateDevKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwks, err := authz.PublicJWKS(key, kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwksPath := filepath.Join(t.TempDir(), "jwks.json")
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w.mint = func(tenant, subject string, scopes []string) string {
-		tok, err := authz.MintToken(key, kid, issuer, audience, tenant, subject, scopes, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-
-	pub := httptest.NewUnstartedServer(nil)
-	adm := httptest.NewUnstartedServer(nil)
-	cfg := &config.Config{
-		Listen:      pub.Listener.Addr().String(),
-		AdminListen: adm.Listener.Addr().String(),
-		Auth: authz.Options{Issuers: []authz.IssuerOptions{{
-			Name: "test", Issuer: issuer, Audiences: []string{audience},
-			Algorithms: []string{"EdDSA"}, KeyFiles: []string{jwksPath},
-		}}},
-		Agents: []config.Agent{{Name: "demo", URL: agentSrv.URL, Policy: policy}},
-	}
-	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gateway.New(context.Background(), cfg, slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub.Config.Handler = gw.Public()
-	adm.Config.Handler = gw.Admin()
-	pub.Start()
-	adm.Start()
-	t.Cleanup(func() { pub.CloseClientConnections(); pub.Close(); adm.Close(); gw.Close() })
-	w.base, w.admin = pub.URL+"/agents/demo", adm.URL
+	env := gwtest.StartLogged(t, slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})), azPolicy(policy))
+	w.agent, w.base, w.admin = env.Agent, env.AgentBase, env.Admin
+	w.mint = func(tenant, subject string, scopes []string) string { return env.Token(t, tenant, subject, scopes...) }
 	return w
 }
 

@@ -40,7 +40,11 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
 		urls = append(urls, legacy)
 	}
-	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, rewriteOptions(a))
+	opts := rewriteOptions(a)
+	if v, explicit, err := a2a.NegotiateVersion(r); err == nil && explicit {
+		opts.Version = v
+	}
+	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, opts)
 }
 
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
@@ -76,7 +80,9 @@ func rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 			rec.copyTo(w)
 			return nil
 		}
-		rewritten, err := card.Rewrite(raw, rewriteOptions(s.Agent))
+		opts := rewriteOptions(s.Agent)
+		opts.Version = s.Op.Version
+		rewritten, err := card.Rewrite(raw, opts)
 		if err != nil {
 			s.Log.Warn("extended card could not be rewritten", "err", err)
 			return a2a.ErrInvalidAgentResponse

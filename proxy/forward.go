@@ -41,6 +41,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	} else {
 		// The stream cap is taken before the agent is asked, so a refused
 		// stream never reaches it.
+		if g.drainCtx.Err() != nil {
+			return a2a.ErrUnavailable.WithMessage("this gateway replica is shutting down; retry").WithRetryAfter(time.Second)
+		}
 		release, ok := g.acquireStream()
 		if !ok {
 			return a2a.ErrRateLimited.WithMessage("the gateway holds its maximum number of open streams").WithRetryAfter(time.Second)
@@ -77,8 +80,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	setForwarded(req, r)
 
 	resp, err := s.Agent.transport.RoundTrip(req)
-	if headersLate != nil {
-		headersLate.Stop()
+	if headersLate != nil && !headersLate.Stop() && err == nil {
+		// The deadline fired as the headers arrived: the stream is already
+		// cancelled, so it is a timeout after all.
+		resp.Body.Close()
+		err = context.DeadlineExceeded
 	}
 	if err != nil {
 		return upstreamError(clientCtx, ctx, err)

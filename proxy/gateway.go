@@ -100,10 +100,8 @@ func (g *Gateway) Close() {
 func (g *Gateway) OpenStreams() int64 { return g.streams.Load() }
 
 func (g *Gateway) acquireStream() (release func(), ok bool) {
-	if g.drainCtx.Err() != nil || g.streams.Add(1) > int64(g.limits.MaxStreams) {
-		if g.drainCtx.Err() == nil {
-			g.streams.Add(-1)
-		}
+	if g.streams.Add(1) > int64(g.limits.MaxStreams) {
+		g.streams.Add(-1)
 		return nil, false
 	}
 	return func() { g.streams.Add(-1) }, true

@@ -53,6 +53,13 @@ type Option func(*config.Config)
 // "demo". Everything is torn down by t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
+	return StartLogged(t, discard(), opts...)
+}
+
+// StartLogged is Start with the gateway logging to log, for tests that
+// read what the gateway writes (audit lines, the absence of secrets).
+func StartLogged(t testing.TB, log *slog.Logger, opts ...Option) *Env {
+	t.Helper()
 	agent := demoagent.New(demoagent.Options{Push: true, StepDelay: 20 * time.Millisecond, Logger: discard()})
 	agentSrv := httptest.NewServer(agent)
 	agent.SetBaseURL(agentSrv.URL)
@@ -89,7 +96,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(context.Background(), cfg, discard())
+	gw, err := gateway.New(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
