@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 )
 
 // Limits is one tenant's budget. Zero fields are unlimited.
@@ -22,6 +24,10 @@ type Limits struct {
 	Burst int `yaml:"burst"`
 	// MaxStreams caps the tenant's concurrently open streams.
 	MaxStreams int `yaml:"max_streams"`
+	// MaxActiveTasks caps the tenant's tasks that have not reached a
+	// terminal state, across all replicas (counted in the store). A send
+	// that would start another task is refused.
+	MaxActiveTasks int `yaml:"max_active_tasks"`
 }
 
 // Options is the `budgets:` section of the configuration.
@@ -30,6 +36,24 @@ type Options struct {
 	Default Limits `yaml:"default"`
 	// Tenants overrides the default per tenant name.
 	Tenants map[string]Limits `yaml:"tenants"`
+	// ActiveTaskWindow is how long a task without any activity still counts
+	// against max_active_tasks, so tasks an agent abandoned do not hold the
+	// budget forever. Default 24h.
+	ActiveTaskWindow duration.Duration `yaml:"active_task_window"`
+}
+
+// TracksActiveTasks reports whether any tenant has a cap on active tasks,
+// so that task states need counting at all.
+func (o *Options) TracksActiveTasks() bool {
+	if o.Default.MaxActiveTasks > 0 {
+		return true
+	}
+	for _, l := range o.Tenants {
+		if l.MaxActiveTasks > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the options; errors name the field.
@@ -38,8 +62,8 @@ func (o *Options) Validate() error {
 		if l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) {
 			return fmt.Errorf("%s.rate: must be a non-negative number", field)
 		}
-		if l.Burst < 0 || l.MaxStreams < 0 {
-			return fmt.Errorf("%s: burst and max_streams must not be negative", field)
+		if l.Burst < 0 || l.MaxStreams < 0 || l.MaxActiveTasks < 0 {
+			return fmt.Errorf("%s: burst, max_streams and max_active_tasks must not be negative", field)
 		}
 		return nil
 	}
@@ -138,6 +162,12 @@ func (b *Budgets) Allow(tenant string) (ok bool, retryAfter time.Duration) {
 	}
 	return true, 0
 }
+
+// MaxActiveTasks is the tenant's cap on open tasks (0: none).
+func (b *Budgets) MaxActiveTasks(tenant string) int { return b.limits(tenant).MaxActiveTasks }
+
+// ActiveTaskWindow is how long an idle task keeps counting.
+func (b *Budgets) ActiveTaskWindow() time.Duration { return b.opts.ActiveTaskWindow.Or(24 * time.Hour) }
 
 // AcquireStream takes one of the tenant's stream slots; release returns it.
 func (b *Budgets) AcquireStream(tenant string) (release func(), ok bool) {

@@ -13,6 +13,8 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
+	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 )
 
 func azBudgets(l budget.Limits) func(*config.Config) {
@@ -186,5 +188,50 @@ func TestBudgetStreamSlotFreedOnDisconnect(t *testing.T) {
 			t.Fatal("the abandoned stream's slot was never released")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A tenant at its cap on open tasks cannot start another until one ends;
+// another tenant is not affected.
+func TestBudgetMaxActiveTasks(t *testing.T) {
+	for _, backend := range []string{"memory", "redis"} {
+		t.Run(backend, func(t *testing.T) {
+			opts := []gwtest.Option{func(c *config.Config) { c.Budgets.Default.MaxActiveTasks = 2 }}
+			if backend == "redis" {
+				srv := redistest.Start(t)
+				opts = append(opts, func(c *config.Config) { c.Store.Redis.Addrs = []string{srv.Addr()} })
+			}
+			env := gwtest.Start(t, opts...)
+			acme, globex := env.Token(t, "acme", "alice"), env.Token(t, "globex", "bob")
+			send := func(tok, id, text string) (*http.Response, []byte) {
+				return env.Do(t, http.MethodPost, env.AgentBase+"/message:send", tok, "1.0",
+					[]byte(`{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"text":"`+text+`"}]},"configuration":{"returnImmediately":true}}`))
+			}
+			var waiting []string
+			for i, id := range []string{"open-1", "open-2"} {
+				resp, b := send(acme, id, "wait")
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("open task %d: %d %s", i, resp.StatusCode, b)
+				}
+				ev, err := a2a.ParseResult(b)
+				if err != nil || ev.TaskID == "" {
+					t.Fatalf("no task: %s", b)
+				}
+				waiting = append(waiting, ev.TaskID)
+			}
+			if resp, b := send(acme, "open-3", "wait"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("a third open task was allowed: %d %s", resp.StatusCode, b)
+			}
+			if resp, b := send(globex, "open-4", "complete"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("another tenant was refused: %d %s", resp.StatusCode, b)
+			}
+			// Canceling one frees a slot.
+			if resp, b := env.Do(t, http.MethodPost, env.AgentBase+"/tasks/"+waiting[0]+":cancel", acme, "1.0", []byte(`{}`)); resp.StatusCode != http.StatusOK {
+				t.Fatalf("cancel: %d %s", resp.StatusCode, b)
+			}
+			if resp, b := send(acme, "open-5", "complete"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("after a task ended the tenant is still refused: %d %s", resp.StatusCode, b)
+			}
+		})
 	}
 }

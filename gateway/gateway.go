@@ -68,11 +68,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Config: cfg,
 		Stages: []proxy.Stage{
 			authenticate(authn),
-			limitRate(budget.New(cfg.Budgets), m),
+			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
 			dd.Stage,
 			requireStore(st.Ping, dd.Covers),
+			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
 			filterList,
 			rewriteExtendedCard,
 		},

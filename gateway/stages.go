@@ -11,6 +11,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // authenticate turns the caller's credential into a Principal, or refuses
@@ -34,15 +35,27 @@ func authenticate(authn *authz.Authenticator) proxy.Stage {
 	}
 }
 
-// limitRate spends one request of the caller's tenant budget, and for
-// streams one of its stream slots for as long as the stream is open.
-func limitRate(b *budget.Budgets, m *metrics.Metrics) proxy.Stage {
+// limitRate spends one request of the caller's tenant budget, for streams
+// one of its stream slots for as long as the stream is open, and refuses a
+// send that would start a task beyond the tenant's cap on open tasks.
+func limitRate(b *budget.Budgets, active store.ActiveTasks, m *metrics.Metrics) proxy.Stage {
 	return func(next proxy.Handler) proxy.Handler {
 		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 			tenant := s.Principal.Tenant
 			if ok, wait := b.Allow(tenant); !ok {
 				m.BudgetRefusals.WithLabelValues(s.Agent.Name, "rate").Inc()
 				return a2a.ErrRateLimited.WithMessage("the tenant's request budget is exhausted").WithRetryAfter(wait)
+			}
+			if max := b.MaxActiveTasks(tenant); max > 0 && (s.Op.Method == a2a.MethodSend || s.Op.Method == a2a.MethodStream) && s.Op.TaskID == "" {
+				n, err := active.Count(r.Context(), tenant, b.ActiveTaskWindow())
+				if err != nil {
+					s.Log.Error("active tasks could not be counted; send refused", "err", err)
+					return a2a.ErrUnavailable.WithMessage("the tenant's task budget cannot be checked; retry later").WithRetryAfter(time.Second)
+				}
+				if n >= max {
+					m.BudgetRefusals.WithLabelValues(s.Agent.Name, "active_tasks").Inc()
+					return a2a.ErrRateLimited.WithMessage("the tenant has its maximum number of open tasks").WithRetryAfter(30 * time.Second)
+				}
 			}
 			if s.Op.Method.Streaming() {
 				release, ok := b.AcquireStream(tenant)
@@ -119,6 +132,39 @@ func requireStore(ping func(context.Context) error, covered func(*http.Request, 
 					return a2a.ErrUnavailable.WithMessage("the gateway's store is temporarily unavailable; retry later").WithRetryAfter(time.Second)
 				}
 			}
+			return next(w, r, s)
+		}
+	}
+}
+
+// countOpenTasks keeps each tenant's count of open tasks: a task counts
+// from its first non-terminal state until a terminal one. Each request
+// writes only when one of its tasks changes between the two.
+// Without a cap configured it counts nothing.
+func countOpenTasks(active store.ActiveTasks, enabled bool) proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		if !enabled {
+			return next
+		}
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			counted := map[string]bool{}
+			s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, s *proxy.Scope, ev a2a.Event, _ []byte) error {
+				if ev.TaskID == "" || ev.State == a2a.StateUnknown {
+					return nil
+				}
+				open := !ev.State.Terminal()
+				if was, ok := counted[ev.TaskID]; ok && was == open {
+					return nil
+				}
+				if err := active.Track(ctx, s.Principal.Tenant, s.Agent.Name, ev.TaskID, open); err != nil {
+					// The count is a budget, not a guard: losing one mark
+					// must not withhold the caller's answer.
+					s.Log.Warn("open task not counted", "task_id", ev.TaskID, "err", err)
+					return nil
+				}
+				counted[ev.TaskID] = open
+				return nil
+			}))
 			return next(w, r, s)
 		}
 	}

@@ -25,6 +25,7 @@ type memoryStore struct {
 	gate      gate
 	ownership *memOwnership
 	dedupe    *memDedupe
+	active    *memActive
 	sweepers  []sweeper
 	stop      chan struct{}
 	done      chan struct{}
@@ -40,6 +41,7 @@ func NewMemory(o Options) Store {
 	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
 	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
 	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
+	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
 	s.sweepers = []sweeper{s.ownership, s.dedupe}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
@@ -71,6 +73,8 @@ func (s *memoryStore) Kind() string { return KindMemory }
 func (s *memoryStore) Ownership() Ownership { return s.ownership }
 
 func (s *memoryStore) Dedupe() Dedupe { return s.dedupe }
+
+func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

@@ -100,6 +100,7 @@ type redisStore struct {
 	owned     bool // Close closes the client only if Open created it
 	ownership *redisOwnership
 	dedupe    *redisDedupe
+	active    *redisActive
 }
 
 var _ Store = (*redisStore)(nil)
@@ -121,6 +122,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 		owned:     owned,
 		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
 		dedupe:    newRedisDedupe(conn),
+		active:    &redisActive{conn: conn},
 	}
 }
 
@@ -129,6 +131,8 @@ func (s *redisStore) Kind() string { return KindRedis }
 func (s *redisStore) Ownership() Ownership { return s.ownership }
 
 func (s *redisStore) Dedupe() Dedupe { return s.dedupe }
+
+func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.

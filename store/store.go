@@ -37,6 +37,8 @@ type Store interface {
 	Kind() string
 	// Ownership is the task and context ownership concern.
 	Ownership() Ownership
+	// ActiveTasks counts each tenant's open tasks.
+	ActiveTasks() ActiveTasks
 	// Dedupe is the concern of retried-message dedupe records.
 	Dedupe() Dedupe
 }

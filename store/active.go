@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ActiveTasks counts each tenant's tasks that have not reached a terminal
+// state, for the per-tenant cap on open tasks. A task that shows no
+// activity for the window given to Count stops counting, so a task its
+// agent abandoned does not hold the tenant's budget forever.
+type ActiveTasks interface {
+	// Track marks the task of agent as active (its latest state is not
+	// terminal) or not, as of now.
+	Track(ctx context.Context, tenant, agent, taskID string, active bool) error
+	// Count returns how many of the tenant's tasks were marked active within
+	// the last window, forgetting older marks.
+	Count(ctx context.Context, tenant string, window time.Duration) (int, error)
+}
+
+func checkTrack(tenant, agent, taskID string) error {
+	for _, f := range []struct{ what, v string }{{"tenant", tenant}, {"agent name", agent}, {"task id", taskID}} {
+		if err := checkName(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkWindow(window time.Duration) error {
+	if window <= 0 {
+		return fmt.Errorf("%w: the activity window must be positive", ErrInvalidArgument)
+	}
+	return nil
+}
