@@ -119,6 +119,9 @@ func (g *Gateway) Public() http.Handler { return g.public }
 // Admin is the handler of the admin listener.
 func (g *Gateway) Admin() http.Handler { return g.admin }
 
+// Proxy is the reverse proxy, for components that call agents themselves.
+func (g *Gateway) Proxy() *proxy.Gateway { return g.proxy }
+
 // Registry is the Prometheus registry the gateway's metrics live in.
 func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
 

@@ -1,0 +1,58 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+)
+
+// maxCallAnswer bounds an answer to a call the gateway makes itself.
+const maxCallAnswer = 4 << 20
+
+// Call sends one JSON-RPC request of the gateway's own (the watchdog's
+// cancel, a re-read before acting) to the named agent, in protocol version
+// v, and returns the JSON-RPC result, or the agent's error as an *a2a.Error
+// carrying its code. It authenticates to the agent like forwarded requests
+// do (upstream_auth_env) and is bounded by the agent's request timeout.
+func (g *Gateway) Call(ctx context.Context, agent string, v a2a.Version, m a2a.Method, params any) ([]byte, error) {
+	a, ok := g.agents[agent]
+	if !ok {
+		return nil, fmt.Errorf("call: unknown agent %q", agent)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeouts.Request.D())
+	defer cancel()
+	body := a2a.RPCRequest(v, m, []byte(`"a2a-gateway"`), params)
+	u := a.upstreamURL(a.cfg.JSONRPCPath, "")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if v == a2a.V10 {
+		req.Header.Set(a2a.VersionHeader, v.String())
+	}
+	if a.upstreamAuth != "" {
+		req.Header.Set("Authorization", a.upstreamAuth)
+	}
+	resp, err := a.transport.RoundTrip(req)
+	if err != nil {
+		return nil, fmt.Errorf("call %s %s: %w", agent, m, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxCallAnswer))
+	if err != nil {
+		return nil, fmt.Errorf("call %s %s: %w", agent, m, err)
+	}
+	res, code, err := a2a.UnwrapRPC(raw)
+	if err != nil {
+		return nil, fmt.Errorf("call %s %s: HTTP %d, not a JSON-RPC answer", agent, m, resp.StatusCode)
+	}
+	if res == nil {
+		return nil, &a2a.Error{Code: code, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent answered %s with error %d", m, code)}
+	}
+	return res, nil
+}
