@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -87,6 +88,7 @@ func runGatewayChild(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "gateway configuration file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile here")
+	debugAddr := fs.String("debug-addr", "", "serve heap and goroutine profiles on this address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,7 +113,35 @@ func runGatewayChild(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *debugAddr != "" {
+		l, err := net.Listen("tcp", *debugAddr)
+		if err != nil {
+			return fmt.Errorf("debug listener: %w", err)
+		}
+		dctx, stop := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() { errc <- serve(dctx, l, profileHandler()) }()
+		defer func() { stop(); <-errc }()
+	}
 	return gw.Run(ctx)
+}
+
+// profileHandler serves /heap and /goroutine in the pprof format. The heap
+// profile follows a collection so it shows live memory only.
+func profileHandler() http.Handler {
+	mux := http.NewServeMux()
+	for _, name := range []string{"heap", "goroutine"} {
+		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) {
+			if name == "heap" {
+				runtime.GC()
+			}
+			w.Header().Set("Content-Type", "application/octet-stream")
+			if err := pprof.Lookup(name).WriteTo(w, 0); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+			}
+		})
+	}
+	return mux
 }
 
 // serveUntil serves h on addr until ctx ends.
@@ -120,6 +150,11 @@ func serveUntil(ctx context.Context, addr string, h http.Handler) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	return serve(ctx, l, h)
+}
+
+// serve serves h on l until ctx ends.
+func serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -14,33 +14,33 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 )
 
-// loadSpec is one closed-loop load run: Concurrency clients, each sending
-// its next request as soon as the previous answer is read.
+// loadSpec describes closed-loop load on one target: Concurrency clients,
+// each sending its next request as soon as the previous answer is read.
 type loadSpec struct {
 	URL         string
 	APIKey      string
 	Concurrency int
-	Warmup      time.Duration
-	Duration    time.Duration
 	// Timeout bounds one exchange, so a stuck target cannot hang the run.
 	Timeout time.Duration
 }
 
-// LoadResult is what one target achieved in the measured window.
+// LoadResult is what one target achieved over its measured windows.
 type LoadResult struct {
 	// Requests answered correctly, and Errors of every other kind, among the
-	// requests started inside the measured window.
+	// requests started inside the measured windows.
 	Requests int64 `json:"requests"`
 	Errors   int64 `json:"errors"`
 	// ErrorKinds counts errors by kind (at most a few kinds are kept).
 	ErrorKinds map[string]int64 `json:"error_kinds,omitempty"`
 	Seconds    float64          `json:"seconds"`
 	RPS        float64          `json:"requests_per_second"`
-	P50        Millis           `json:"p50_ms"`
-	P90        Millis           `json:"p90_ms"`
-	P99        Millis           `json:"p99_ms"`
-	Max        Millis           `json:"max_ms"`
-	Mean       Millis           `json:"mean_ms"`
+	// RoundRPS is the rate of each measured window, to show the noise.
+	RoundRPS []float64 `json:"round_requests_per_second"`
+	P50      Millis    `json:"p50_ms"`
+	P90      Millis    `json:"p90_ms"`
+	P99      Millis    `json:"p99_ms"`
+	Max      Millis    `json:"max_ms"`
+	Mean     Millis    `json:"mean_ms"`
 }
 
 // Millis is a duration that reads as milliseconds in JSON.
@@ -56,9 +56,10 @@ func (m Millis) String() string { return fmt.Sprintf("%.2fms", float64(m)/float6
 // maxErrorKinds bounds the distinct error texts kept per worker.
 const maxErrorKinds = 8
 
-// loadWorker is one client's loop and its private statistics.
+// loadWorker is one client's loop and its statistics over every round.
 type loadWorker struct {
-	id     int
+	prefix string // of its message ids, unique per worker
+	seq    uint64
 	hist   *Histogram
 	errors int64
 	kinds  map[string]int64
@@ -66,42 +67,81 @@ type loadWorker struct {
 	resp   bytes.Buffer
 }
 
-// runLoad drives spec against its URL: warm-up first (not recorded), then
-// the measured window. Only requests started inside the window count.
-func runLoad(ctx context.Context, w *wire, spec loadSpec) (LoadResult, error) {
-	if spec.Concurrency < 1 || spec.Duration <= 0 {
-		return LoadResult{}, fmt.Errorf("load needs at least one client and a positive duration")
+// loader drives one target over several measured windows. Its clients and
+// their keep-alive connections persist between windows, so only the first
+// window needs a warm-up, and windows of different targets can alternate.
+type loader struct {
+	wire     *wire
+	spec     loadSpec
+	tr       *http.Transport
+	client   *http.Client
+	workers  []*loadWorker
+	seconds  float64
+	roundRPS []float64
+}
+
+func newLoader(w *wire, spec loadSpec) (*loader, error) {
+	if spec.Concurrency < 1 {
+		return nil, fmt.Errorf("load needs at least one client")
 	}
 	tr := &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        2 * spec.Concurrency,
 		MaxIdleConnsPerHost: 2 * spec.Concurrency,
-		IdleConnTimeout:     time.Minute,
+		IdleConnTimeout:     5 * time.Minute,
 		DisableCompression:  true,
 	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: spec.Timeout}
+	l := &loader{wire: w, spec: spec, tr: tr, client: &http.Client{Transport: tr, Timeout: spec.Timeout}}
+	l.workers = make([]*loadWorker, spec.Concurrency)
+	for i := range l.workers {
+		l.workers[i] = &loadWorker{prefix: fmt.Sprintf("load-%d-", i), hist: NewHistogram(), kinds: map[string]int64{}}
+	}
+	return l, nil
+}
 
-	measureFrom := time.Now().Add(spec.Warmup)
-	end := measureFrom.Add(spec.Duration)
-	workers := make([]*loadWorker, spec.Concurrency)
+// close drops the loader's connections.
+func (l *loader) close() { l.tr.CloseIdleConnections() }
+
+// run loads the target for warmup (not recorded) and then window. Only
+// requests started inside the window count. It returns the window's rate.
+func (l *loader) run(ctx context.Context, warmup, window time.Duration) (float64, error) {
+	if window <= 0 {
+		return 0, fmt.Errorf("the measured window must be positive")
+	}
+	before := l.answered()
+	measureFrom := time.Now().Add(warmup)
+	end := measureFrom.Add(window)
 	var wg sync.WaitGroup
-	for i := range workers {
-		workers[i] = &loadWorker{id: i, hist: NewHistogram(), kinds: map[string]int64{}}
+	for _, wk := range l.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			workers[i].loop(ctx, client, w, spec, measureFrom, end)
+			wk.loop(ctx, l.client, l.wire, l.spec, measureFrom, end)
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return LoadResult{}, fmt.Errorf("load interrupted: %w", err)
+		return 0, fmt.Errorf("load interrupted: %w", err)
 	}
+	rps := float64(l.answered()-before) / window.Seconds()
+	l.seconds += window.Seconds()
+	l.roundRPS = append(l.roundRPS, rps)
+	return rps, nil
+}
 
+func (l *loader) answered() uint64 {
+	var n uint64
+	for _, wk := range l.workers {
+		n += wk.hist.Count()
+	}
+	return n
+}
+
+// result summarises every window run so far.
+func (l *loader) result() LoadResult {
 	all := NewHistogram()
-	res := LoadResult{ErrorKinds: map[string]int64{}, Seconds: spec.Duration.Seconds()}
-	for _, wk := range workers {
+	res := LoadResult{ErrorKinds: map[string]int64{}, Seconds: l.seconds, RoundRPS: l.roundRPS}
+	for _, wk := range l.workers {
 		all.Merge(wk.hist)
 		res.Errors += wk.errors
 		for k, n := range wk.kinds {
@@ -110,24 +150,25 @@ func runLoad(ctx context.Context, w *wire, spec loadSpec) (LoadResult, error) {
 	}
 	res.ErrorKinds = topKinds(res.ErrorKinds, maxErrorKinds)
 	res.Requests = int64(all.Count())
-	res.RPS = float64(res.Requests) / res.Seconds
+	if l.seconds > 0 {
+		res.RPS = float64(res.Requests) / l.seconds
+	}
 	res.P50 = Millis(all.Quantile(0.50))
 	res.P90 = Millis(all.Quantile(0.90))
 	res.P99 = Millis(all.Quantile(0.99))
 	res.Max = Millis(all.Max())
 	res.Mean = Millis(all.Mean())
-	return res, nil
+	return res
 }
 
 func (wk *loadWorker) loop(ctx context.Context, client *http.Client, w *wire, spec loadSpec, measureFrom, end time.Time) {
-	var seq uint64
 	for ctx.Err() == nil {
 		start := time.Now()
 		if !start.Before(end) {
 			return
 		}
-		seq++
-		err := wk.exchange(ctx, client, w, spec, seq)
+		wk.seq++
+		err := wk.exchange(ctx, client, w, spec, wk.seq)
 		if start.Before(measureFrom) {
 			continue
 		}
@@ -144,7 +185,7 @@ func (wk *loadWorker) loop(ctx context.Context, client *http.Client, w *wire, sp
 
 // exchange sends one SendMessage and checks the answer.
 func (wk *loadWorker) exchange(ctx context.Context, client *http.Client, w *wire, spec loadSpec, seq uint64) error {
-	wk.body = w.appendRequest(wk.body[:0], w.send, wk.id, seq)
+	wk.body = w.appendRequest(wk.body[:0], w.send, wk.prefix, seq)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, bytes.NewReader(wk.body))
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)

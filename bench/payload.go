@@ -39,16 +39,15 @@ func newWire() (*wire, error) {
 	return w, nil
 }
 
-// appendRequest appends a JSON-RPC request for method with a unique
-// numeric id and message id, the shape a 1.0 client sends.
-func (w *wire) appendRequest(dst []byte, method string, worker int, seq uint64) []byte {
+// appendRequest appends a JSON-RPC request for method with the numeric id
+// seq and the message id msgPrefix+seq, the shape a 1.0 client sends.
+func (w *wire) appendRequest(dst []byte, method, msgPrefix string, seq uint64) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendUint(dst, seq, 10)
 	dst = append(dst, `,"method":"`...)
 	dst = append(dst, method...)
-	dst = append(dst, `","params":{"message":{"messageId":"bench-`...)
-	dst = strconv.AppendInt(dst, int64(worker), 10)
-	dst = append(dst, '-')
+	dst = append(dst, `","params":{"message":{"messageId":"`...)
+	dst = append(dst, msgPrefix...)
 	dst = strconv.AppendUint(dst, seq, 10)
 	dst = append(dst, `","role":"ROLE_USER","parts":[{"text":"benchmark request"}]}}}`...)
 	return dst

@@ -1,0 +1,226 @@
+// Package bench measures what the gateway costs: request throughput and
+// latency against the bare upstream, net/http/httputil's ReverseProxy and
+// nginx under the same A2A SendMessage load, and the memory each idle SSE
+// stream holds in the gateway. Every server runs as its own process on
+// loopback; the load generator runs in the calling process.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Options size a run. Zero values take the defaults noted on each field,
+// which fit a shared two-core machine and keep a whole run near 2 minutes.
+type Options struct {
+	// Concurrency is the number of closed-loop clients. Default 64.
+	Concurrency int
+	// Warmup runs before each measured window and is not recorded. Default 2s.
+	Warmup time.Duration
+	// Duration is the measured time per target. Default 10s.
+	Duration time.Duration
+	// Rounds splits Duration into that many windows per target, taken in
+	// turn across targets. Default 5.
+	Rounds int
+	// Streams is the number of idle SSE streams held open through the
+	// gateway for the memory measurement; negative skips it. Default 5000.
+	Streams int
+	// WarmupStreams are opened before the "before" sample. Default 16.
+	WarmupStreams int
+	// GatewayBin is a prebuilt a2a-gateway binary; empty builds one with
+	// the go tool from the enclosing module.
+	GatewayBin string
+	// Nginx is the nginx binary: empty looks it up on PATH, "off" skips it.
+	Nginx string
+	// Self is the executable re-run in the hidden child roles; it must
+	// dispatch IsChild arguments to RunChild. Default os.Executable().
+	Self string
+	// ProfileDir, when set, runs both gateways in-process in a child of
+	// the harness and writes there the load gateway's CPU profile
+	// (gateway-load-cpu.pprof) and the heap and goroutine profiles of the
+	// stream gateway with every stream open (streams-heap.pprof,
+	// streams-goroutine.pprof).
+	ProfileDir string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Concurrency == 0 {
+		o.Concurrency = 64
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 2 * time.Second
+	}
+	if o.Duration == 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 5
+	}
+	if o.Streams == 0 {
+		o.Streams = 5000
+	}
+	if o.WarmupStreams == 0 {
+		o.WarmupStreams = 16
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Self == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("locate the harness executable: %w", err)
+		}
+		o.Self = self
+	}
+	switch {
+	case o.Concurrency < 1 || o.Concurrency > 10000:
+		return o, fmt.Errorf("concurrency must be 1-10000, got %d", o.Concurrency)
+	case o.Duration < 100*time.Millisecond || o.Duration > 10*time.Minute:
+		return o, fmt.Errorf("duration must be 100ms-10m, got %v", o.Duration)
+	case o.Rounds < 1 || o.Duration/time.Duration(o.Rounds) < 100*time.Millisecond:
+		return o, fmt.Errorf("rounds must be at least 1 and leave windows of 100ms or more, got %d rounds of %v", o.Rounds, o.Duration)
+	case o.Warmup < 0 || o.Warmup > time.Minute:
+		return o, fmt.Errorf("warm-up must be 0-1m, got %v", o.Warmup)
+	case o.Streams > 100000:
+		return o, fmt.Errorf("streams must be at most 100000, got %d", o.Streams)
+	case o.WarmupStreams < 1 || o.WarmupStreams > 1000:
+		return o, fmt.Errorf("warm-up streams must be 1-1000, got %d", o.WarmupStreams)
+	}
+	return o, nil
+}
+
+// Run performs the whole benchmark and returns its report. Every child
+// process is stopped before Run returns, whether it succeeds, fails or ctx
+// is cancelled.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	limit, err := raiseFileLimit()
+	if err != nil {
+		return nil, err
+	}
+	if need := uint64(2*(max(o.Streams, 0)+o.WarmupStreams) + 2*o.Concurrency + 512); limit < need {
+		return nil, fmt.Errorf("the open-file limit is %d, the run needs about %d: raise the hard limit (ulimit -Hn) or use fewer streams", limit, need)
+	}
+	dir, err := os.MkdirTemp("", "a2abench-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ps := newProcSet(dir)
+	defer ps.closeAll()
+
+	r := &runner{o: o, dir: dir, ps: ps}
+	if r.wire, err = newWire(); err != nil {
+		return nil, err
+	}
+	if r.apiKey, err = newAPIKey(); err != nil {
+		return nil, err
+	}
+	r.gatewayBin = o.GatewayBin
+	if r.gatewayBin == "" {
+		r.progress("building the gateway (go build %s)", gatewayPkg)
+		if r.gatewayBin, err = buildGateway(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("profile dir: %w", err)
+		}
+	}
+	upURL, _, err := r.startSelf(ctx, "upstream")
+	if err != nil {
+		return nil, err
+	}
+	r.upstreamURL = upURL
+
+	rep := &Report{
+		Machine:         machineInfo(),
+		GatewayRevision: gatewayRevision(r.gatewayBin),
+		Settings: Settings{
+			Concurrency: o.Concurrency, WarmupSeconds: o.Warmup.Seconds(), DurationSeconds: o.Duration.Seconds(), Rounds: o.Rounds,
+			ResponseBytes: ResponseSize, Streams: o.Streams, WarmupStreams: o.WarmupStreams,
+			Profiled: o.ProfileDir != "",
+		},
+	}
+	if rep.Targets, err = r.throughput(ctx); err != nil {
+		return nil, err
+	}
+	for _, t := range rep.Targets {
+		if t.Name == TargetNginx && t.Skipped == "" {
+			rep.Machine.Nginx = r.nginxVersion
+		}
+	}
+	if o.Streams > 0 {
+		sr, err := r.streams(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rep.Streams = &sr
+	}
+	rep.evaluate()
+	return rep, nil
+}
+
+// runner carries one run's shared pieces between its phases.
+type runner struct {
+	o            Options
+	dir          string
+	ps           *procSet
+	wire         *wire
+	apiKey       string
+	gatewayBin   string
+	upstreamURL  string
+	nginxVersion string
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.o.Progress, "a2abench: "+format+"\n", args...)
+}
+
+// startSelf runs the harness itself in a child role on a fresh port.
+func (r *runner) startSelf(ctx context.Context, role string, args ...string) (string, *proc, error) {
+	var url string
+	p, err := startWithRetry(ctx, func(ctx context.Context) (*proc, error) {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		argv := append([]string{ChildCommand, role, "-addr", addr}, args...)
+		p, err := r.ps.start(role, exec.Command(r.o.Self, argv...))
+		if err != nil {
+			return nil, err
+		}
+		if err := waitReady(ctx, p, startupWait, dialReady(addr)); err != nil {
+			p.stop()
+			return nil, err
+		}
+		url = "http://" + addr
+		return p, nil
+	})
+	return url, p, err
+}
+
+// launchGateway starts a gateway process for one phase.
+func (r *runner) launchGateway(ctx context.Context, name string, maxStreams int, profile bool) (*runningGateway, error) {
+	gl := gatewayLaunch{
+		bin: r.gatewayBin, self: r.o.Self, dir: r.dir, name: name,
+		upstreamURL: r.upstreamURL, apiKey: r.apiKey, maxStreams: maxStreams,
+	}
+	if profile {
+		gl.bin = ""
+		gl.cpuProfile = filepath.Join(r.o.ProfileDir, name+"-cpu.pprof")
+		gl.debug = true
+	}
+	return startGateway(ctx, r.ps, gl)
+}

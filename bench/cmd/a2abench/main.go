@@ -1,0 +1,98 @@
+// Command a2abench measures the gateway against a bare upstream,
+// net/http/httputil's ReverseProxy and nginx, and the memory each idle SSE
+// stream costs it. Run from the module:
+//
+//	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-json out.json]
+//
+// Every server it starts listens on 127.0.0.1 and is stopped before it
+// exits, including on interrupt.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if bench.IsChild(os.Args[1:]) {
+		err = bench.RunChild(ctx, os.Args[1:])
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a2abench:", err)
+		os.Exit(1)
+	}
+}
+
+// hiddenFlag names the diagnostic left out of -h.
+const hiddenFlag = "pprof"
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("a2abench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o bench.Options
+	fs.IntVar(&o.Concurrency, "concurrency", 64, "closed-loop clients per throughput target")
+	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "unrecorded warm-up before each target's window")
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time per throughput target")
+	fs.IntVar(&o.Rounds, "rounds", 5, "split the measured time into this many windows, alternating between targets")
+	fs.IntVar(&o.Streams, "streams", 5000, "idle SSE streams for the memory measurement (0 skips it)")
+	fs.IntVar(&o.WarmupStreams, "warmup-streams", 16, "streams opened before the baseline memory sample")
+	fs.StringVar(&o.GatewayBin, "gateway-bin", "", "prebuilt a2a-gateway binary (by default the harness builds one)")
+	fs.StringVar(&o.Nginx, "nginx", "", `nginx binary (by default looked up on PATH; "off" skips nginx)`)
+	fs.StringVar(&o.ProfileDir, "pprof", "", "run the gateway target in-process with the CPU profiler, writing profiles to this directory")
+	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
+	timeout := fs.Duration("timeout", 6*time.Minute, "abort the whole run after this long")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: a2abench [flags]")
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name == hiddenFlag {
+				return
+			}
+			fmt.Fprintf(stderr, "  -%s\n    \t%s", f.Name, f.Usage)
+			if f.DefValue != "" {
+				fmt.Fprintf(stderr, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(stderr)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.Streams == 0 {
+		o.Streams = -1
+	}
+	o.Progress = stderr
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	rep, err := bench.Run(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		return rep.WriteJSON(*jsonOut)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary play the harness's child roles, since the
+// harness re-runs its own executable for the upstream and the bare proxy.
+func TestMain(m *testing.M) {
+	if IsChild(os.Args[1:]) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := RunChild(ctx, os.Args[1:])
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHarnessTiny runs the whole harness at toy size so it cannot rot:
+// every target must answer every request correctly and every stream must
+// open. It asserts nothing about speed or memory.
+func TestHarnessTiny(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	rep, err := Run(ctx, Options{
+		Concurrency:   4,
+		Warmup:        200 * time.Millisecond,
+		Duration:      time.Second,
+		Streams:       50,
+		WarmupStreams: 4,
+		Progress:      &progress,
+	})
+	if err != nil {
+		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
+	}
+	t.Log("\n" + progress.String())
+
+	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway} {
+		t.Run(name, func(t *testing.T) {
+			tr := rep.Target(name)
+			if tr == nil {
+				t.Fatal("target missing from the report")
+			}
+			if tr.Skipped != "" {
+				if name != TargetNginx {
+					t.Fatalf("skipped: %s", tr.Skipped)
+				}
+				t.Skipf("skipped: %s", tr.Skipped)
+			}
+			checkLoad(t, tr.Result)
+		})
+	}
+	t.Run("streams", func(t *testing.T) {
+		s := rep.Streams
+		if s == nil {
+			t.Fatal("no stream measurement in the report")
+		}
+		if s.Opened != 50 || s.Errors != 0 || s.EndedEarly != 0 {
+			t.Fatalf("opened %d of 50 streams, %d errors %v, %d ended early", s.Opened, s.Errors, s.ErrorKinds, s.EndedEarly)
+		}
+		if s.RSSBeforeKiB <= 0 || s.HeapBeforeBytes <= 0 || s.GoroutinesAfter <= s.GoroutinesBefore {
+			t.Fatalf("gateway samples not read: %+v", s)
+		}
+	})
+
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{TargetGateway, "idle SSE streams", "targets:"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+}
+
+func checkLoad(t *testing.T, r *LoadResult) {
+	t.Helper()
+	if r == nil {
+		t.Fatal("no load result")
+	}
+	if r.Requests == 0 || r.Errors != 0 {
+		t.Fatalf("%d requests answered, %d errors: %v", r.Requests, r.Errors, r.ErrorKinds)
+	}
+}
+
+// cancelOn cancels a run a moment after a progress line contains trigger.
+type cancelOn struct {
+	trigger string
+	delay   time.Duration
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	seen    strings.Builder
+	armed   bool
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen.Write(p)
+	if !c.armed && strings.Contains(c.seen.String(), c.trigger) {
+		c.armed = true
+		time.AfterFunc(c.delay, c.cancel)
+	}
+	return len(p), nil
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen.String()
+}
+
+// TestInterruptStopsEveryChild cancels runs in the middle of different
+// phases and checks that no process the harness started outlives Run.
+func TestInterruptStopsEveryChild(t *testing.T) {
+	tests := []struct {
+		name     string
+		trigger  string
+		delay    time.Duration
+		duration time.Duration
+		rounds   int
+	}{
+		{"in the middle of a load", "rounds of", 300 * time.Millisecond, time.Minute, 1},
+		{"between rounds", "round 1/", 0, time.Second, 2},
+		{"with streams open", "warm-up streams open", 0, 200 * time.Millisecond, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			progress := &cancelOn{trigger: tt.trigger, delay: tt.delay, cancel: cancel}
+			_, err := Run(ctx, Options{
+				Concurrency: 2, Warmup: 100 * time.Millisecond, Duration: tt.duration, Rounds: tt.rounds,
+				Streams: 500, WarmupStreams: 1, Nginx: "off", Progress: progress,
+			})
+			if err == nil {
+				t.Fatalf("the run finished despite the cancellation\n%s", progress)
+			}
+			if !strings.Contains(progress.String(), tt.trigger) {
+				t.Fatalf("the run ended before %q: %v\n%s", tt.trigger, err, progress)
+			}
+			if left := harnessChildren(t); len(left) > 0 {
+				t.Fatalf("children still running after Run returned: %v", left)
+			}
+		})
+	}
+}
+
+// harnessChildren lists running processes started by a harness in this
+// test binary: its own child roles and anything run from its temp dirs.
+func harnessChildren(t *testing.T) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		raw, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		cmd := strings.ReplaceAll(strings.TrimRight(string(raw), "\x00"), "\x00", " ")
+		if (strings.Contains(cmd, self) && strings.Contains(cmd, ChildCommand)) || strings.Contains(cmd, os.TempDir()+"/a2abench-") {
+			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // a zombie holds nothing and is reaped by its parent
+			}
+			found = append(found, fmt.Sprintf("%d: %s", pid, cmd))
+		}
+	}
+	return found
+}

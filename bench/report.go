@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The targets the project holds itself to.
+const (
+	// MinThroughputRatio: the gateway serves at least the bare proxy's rate.
+	MinThroughputRatio = 1.0
+	// MaxP99Ratio: the gateway's p99 latency is within 1.2x the bare proxy's.
+	MaxP99Ratio = 1.2
+	// MaxKiBPerStream bounds the gateway memory an idle stream holds.
+	MaxKiBPerStream = 64.0
+)
+
+// Report is everything one run measured.
+type Report struct {
+	Machine Machine `json:"machine"`
+	// GatewayRevision is the source revision of the measured gateway.
+	GatewayRevision string         `json:"gateway_revision"`
+	Settings        Settings       `json:"settings"`
+	Targets         []TargetResult `json:"targets"`
+	// Ratios compare the gateway with the bare proxies; absent when either
+	// side was not measured.
+	Ratios   *Ratios       `json:"ratios,omitempty"`
+	Streams  *StreamResult `json:"streams,omitempty"`
+	Verdicts []Verdict     `json:"verdicts"`
+}
+
+// Settings are the run's parameters.
+type Settings struct {
+	Concurrency     int     `json:"concurrency"`
+	WarmupSeconds   float64 `json:"warmup_seconds"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Rounds          int     `json:"rounds"`
+	ResponseBytes   int     `json:"response_bytes"`
+	Streams         int     `json:"streams"`
+	WarmupStreams   int     `json:"warmup_streams"`
+	Profiled        bool    `json:"profiled,omitempty"`
+}
+
+// Ratios are the gateway's numbers divided by a baseline's.
+type Ratios struct {
+	ThroughputVsBare float64 `json:"throughput_vs_httputil"`
+	P99VsBare        float64 `json:"p99_vs_httputil"`
+	// Against the ReverseProxy whose transport keeps enough idle
+	// connections, which is what the gateway's own transport does.
+	ThroughputVsTuned float64 `json:"throughput_vs_httputil_tuned,omitempty"`
+	P99VsTuned        float64 `json:"p99_vs_httputil_tuned,omitempty"`
+}
+
+// Verdict is one target and whether this run met it.
+type Verdict struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Limit  string  `json:"limit"`
+	Met    bool    `json:"met"`
+	Detail string  `json:"detail,omitempty"`
+}
+
+// Target returns the named target's result, or nil.
+func (r *Report) Target(name string) *TargetResult {
+	for i := range r.Targets {
+		if r.Targets[i].Name == name {
+			return &r.Targets[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) measured(name string) *LoadResult {
+	t := r.Target(name)
+	if t == nil || t.Result == nil || t.Result.Requests == 0 {
+		return nil
+	}
+	return t.Result
+}
+
+// evaluate fills Ratios and Verdicts from the measurements.
+func (r *Report) evaluate() {
+	gw, bare, tuned := r.measured(TargetGateway), r.measured(TargetBare), r.measured(TargetBareTuned)
+	if gw != nil && bare != nil && bare.P99 > 0 {
+		r.Ratios = &Ratios{ThroughputVsBare: gw.RPS / bare.RPS, P99VsBare: float64(gw.P99) / float64(bare.P99)}
+		if tuned != nil && tuned.P99 > 0 {
+			r.Ratios.ThroughputVsTuned = gw.RPS / tuned.RPS
+			r.Ratios.P99VsTuned = float64(gw.P99) / float64(tuned.P99)
+		}
+		r.Verdicts = append(r.Verdicts,
+			Verdict{Name: "throughput vs httputil.ReverseProxy", Value: r.Ratios.ThroughputVsBare,
+				Limit: fmt.Sprintf(">= %.2fx", MinThroughputRatio), Met: r.Ratios.ThroughputVsBare >= MinThroughputRatio},
+			Verdict{Name: "p99 vs httputil.ReverseProxy", Value: r.Ratios.P99VsBare,
+				Limit: fmt.Sprintf("<= %.2fx", MaxP99Ratio), Met: r.Ratios.P99VsBare <= MaxP99Ratio},
+		)
+	}
+	if s := r.Streams; s != nil && s.Opened > 0 {
+		v := Verdict{Name: "RSS per idle stream (KiB)", Value: s.RSSPerStreamKiB,
+			Limit: fmt.Sprintf("<= %.0f KiB", MaxKiBPerStream), Met: s.RSSPerStreamKiB <= MaxKiBPerStream}
+		if s.Errors > 0 || s.EndedEarly > 0 {
+			v.Met = false
+			v.Detail = fmt.Sprintf("%d streams failed to open, %d ended early", s.Errors, s.EndedEarly)
+		}
+		r.Verdicts = append(r.Verdicts, v)
+	}
+	for _, t := range r.Targets {
+		if t.Result != nil && t.Result.Errors > 0 {
+			r.Verdicts = append(r.Verdicts, Verdict{Name: t.Name + " errors", Value: float64(t.Result.Errors),
+				Limit: "0", Detail: formatKinds(t.Result.ErrorKinds)})
+		}
+	}
+}
+
+// WriteTable writes the report as plain text tables.
+func (r *Report) WriteTable(w io.Writer) error {
+	m := r.Machine
+	s := r.Settings
+	var b strings.Builder
+	fmt.Fprintf(&b, "machine: %d CPUs, %s, %s, Linux %s, %s", m.CPUs, orUnknown(m.CPUModel), m.GoVersion, orUnknown(m.Kernel), m.OS)
+	if m.Nginx != "" {
+		fmt.Fprintf(&b, ", nginx %s", m.Nginx)
+	}
+	b.WriteByte('\n')
+	fmt.Fprintf(&b, "gateway: revision %s\n", r.GatewayRevision)
+	fmt.Fprintf(&b, "load:    A2A 1.0 SendMessage over JSON-RPC, %d B answers, %d keep-alive clients, %gs warm-up + %gs per target in %d alternating rounds\n\n",
+		s.ResponseBytes, s.Concurrency, s.WarmupSeconds, s.DurationSeconds, s.Rounds)
+
+	const row = "%-15s %8s %13s %9s %9s %9s %9s %7s  %s\n"
+	fmt.Fprintf(&b, row, "target", "req/s", "rounds min-max", "p50", "p90", "p99", "max", "errors", "setup")
+	for _, t := range r.Targets {
+		if t.Result == nil {
+			fmt.Fprintf(&b, row, t.Name, "-", "-", "-", "-", "-", "-", "-", "skipped: "+t.Skipped)
+			continue
+		}
+		x := t.Result
+		lo, hi := spread(x.RoundRPS)
+		fmt.Fprintf(&b, row, t.Name, fmt.Sprintf("%.0f", x.RPS), fmt.Sprintf("%.0f-%.0f", lo, hi),
+			x.P50, x.P90, x.P99, x.Max, strconv.FormatInt(x.Errors, 10), t.Label)
+	}
+	if q := r.Ratios; q != nil {
+		fmt.Fprintf(&b, "\ngateway / httputil:        throughput %.2fx, p99 %.2fx\n", q.ThroughputVsBare, q.P99VsBare)
+		if q.P99VsTuned > 0 {
+			fmt.Fprintf(&b, "gateway / httputil-tuned:  throughput %.2fx, p99 %.2fx\n", q.ThroughputVsTuned, q.P99VsTuned)
+		}
+	}
+	if st := r.Streams; st != nil {
+		fmt.Fprintf(&b, "\nidle SSE streams: %d opened through the gateway in %.1fs (%d failed, %d ended early), after %d warm-up streams\n",
+			st.Opened, st.OpenSeconds, st.Errors, st.EndedEarly, st.WarmupStreams)
+		const mrow = "  %-15s %10s %10s %12s\n"
+		fmt.Fprintf(&b, mrow, "gateway", "before", "after", "per stream")
+		fmt.Fprintf(&b, mrow, "RSS (VmRSS)", kib(float64(st.RSSBeforeKiB)), kib(float64(st.RSSAfterKiB)), fmt.Sprintf("%.1f KiB", st.RSSPerStreamKiB))
+		fmt.Fprintf(&b, mrow, "Go heap in use", kib(st.HeapBeforeBytes/1024), kib(st.HeapAfterBytes/1024), fmt.Sprintf("%.1f KiB", st.HeapPerStreamKiB))
+		fmt.Fprintf(&b, mrow, "stacks in use", kib(st.StackBeforeBytes/1024), kib(st.StackAfterBytes/1024), fmt.Sprintf("%.1f KiB", st.StackPerStreamKiB))
+		fmt.Fprintf(&b, mrow, "goroutines", fmt.Sprintf("%.0f", st.GoroutinesBefore), fmt.Sprintf("%.0f", st.GoroutinesAfter), fmt.Sprintf("%.2f", st.GoroutinesPerStream))
+	}
+	if len(r.Verdicts) > 0 {
+		b.WriteString("\ntargets:\n")
+		for _, v := range r.Verdicts {
+			state := "met"
+			if !v.Met {
+				state = "MISSED"
+			}
+			fmt.Fprintf(&b, "  %-38s %8.2f  (want %s)  %s", v.Name, v.Value, v.Limit, state)
+			if v.Detail != "" {
+				fmt.Fprintf(&b, ": %s", v.Detail)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the report as indented JSON to path.
+func (r *Report) WriteJSON(path string) error {
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// spread is the lowest and highest of vs.
+func spread(vs []float64) (lo, hi float64) {
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	return slices.Min(vs), slices.Max(vs)
+}
+
+func kib(v float64) string {
+	if v >= 10*1024 {
+		return fmt.Sprintf("%.1f MiB", v/1024)
+	}
+	return fmt.Sprintf("%.0f KiB", v)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func formatKinds(kinds map[string]int64) string {
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return kinds[names[i]] > kinds[names[j]] })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s (%d)", k, kinds[k])
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the whole benchmark: builds the harness and the gateway, then
+# measures every target and idle-stream memory (about a minute).
+#
+#   bench/run.sh                      # table on stdout, progress on stderr
+#   bench/run.sh -json bench.json     # also a machine-readable copy
+#   bench/run.sh -duration 5s -concurrency 32 -streams 2000
+#
+# nginx is measured when it is on PATH (Debian: apt-get install nginx-light).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+(cd "$root" && go build -o "$work/a2abench" ./bench/cmd/a2abench && go build -buildvcs=auto -o "$work/a2a-gateway" ./cmd/a2a-gateway)
+"$work/a2abench" -gateway-bin "$work/a2a-gateway" "$@"
