@@ -40,9 +40,10 @@ type SSEReader struct {
 }
 
 // NewSSEReader reads events of at most maxEvent bytes each from r. The
-// bufio buffer stays small: idle streams are held by the thousand.
+// bufio buffer stays small (longer lines are read in pieces): idle streams
+// are held by the thousand.
 func NewSSEReader(r io.Reader, maxEvent int) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 2048), max: maxEvent}
+	return &SSEReader{r: bufio.NewReaderSize(r, 512), max: maxEvent}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF;

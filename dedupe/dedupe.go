@@ -206,23 +206,27 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	s.DetachFromClient = !streaming
 	stopRenew := d.renew(q)
 
-	// Only a streaming retry can use the task id before the answer is
-	// stored (to attach), so only streams record it early.
+	// The answer is read once, by the proxy's observers: this one notes
+	// whether the agent answered with an error and, for streams, records the
+	// task id as soon as it is known, since only a streaming retry can use
+	// it before the answer is stored (to attach).
 	var taskID string
-	if streaming {
-		s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
-			if ev.TaskID == "" || taskID != "" {
-				return nil
-			}
-			taskID = ev.TaskID
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
-				s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
-			}
+	var agentError bool
+	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+		if ev.Kind == a2a.EventError {
+			agentError = true
+		}
+		if !streaming || ev.TaskID == "" || taskID != "" {
 			return nil
-		}))
-	}
+		}
+		taskID = ev.TaskID
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
+			s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
+		}
+		return nil
+	}))
 
 	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
 	err := next(tee, r, s)
@@ -232,7 +236,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	// request, on a context the caller's disconnect cannot cancel.
 	var settle func(ctx context.Context)
 	switch {
-	case err == nil && tee.refused(s.Op.Binding):
+	case err == nil && (tee.status() >= 300 || agentError && !streaming):
 		// The agent refused the message: a retry may try again.
 		settle = func(ctx context.Context) { d.release(ctx, s, q, "the agent refused the message") }
 	case err == nil && streaming && taskID == "" && r.Context().Err() != nil:

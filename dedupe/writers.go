@@ -49,19 +49,6 @@ func (t *teeWriter) status() int {
 	return t.code
 }
 
-// refused reports an answer in which the agent declined the message: a
-// non-2xx REST status or a JSON-RPC error.
-func (t *teeWriter) refused(b a2a.Binding) bool {
-	if t.status() >= 300 {
-		return true
-	}
-	if b != a2a.BindingJSONRPC || t.overflow || strings.HasPrefix(t.Header().Get("Content-Type"), a2a.SSEContentType) {
-		return false
-	}
-	res, _, err := a2a.UnwrapRPC(t.buf.Bytes())
-	return err == nil && res == nil
-}
-
 // streamProbe passes an event stream through to the caller and holds back
 // anything else, so the caller of a subscribe can fall back on an error.
 type streamProbe struct {

@@ -20,13 +20,14 @@ type Agent struct {
 	// PublicBase is the gateway URL the agent is mounted at (no trailing slash).
 	PublicBase string
 	cfg        config.Agent
-	transport  *http.Transport
+	// transport carries request/answer exchanges, streams the event streams.
+	transport *http.Transport
+	streams   *http.Transport
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
 }
 
-// newAgent builds an Agent with its own connection pool, so one slow agent
-// cannot exhaust the connections of another.
+// newAgent builds an Agent with its own connection pools.
 func newAgent(c config.Agent, publicURL string) (*Agent, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
@@ -34,26 +35,16 @@ func newAgent(c config.Agent, publicURL string) (*Agent, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	dialer := &net.Dialer{Timeout: c.Timeouts.Connect.D(), KeepAlive: 30 * time.Second}
-	t := &http.Transport{
-		Proxy:                 nil, // agents are reached directly; an HTTP proxy would see tenant data
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   c.Timeouts.Connect.D(),
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   512,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		// Bodies are observed, so the agent must not compress them.
-		DisableCompression: true,
-		// Small buffers: thousands of idle streams each hold one connection.
-		ReadBufferSize:  4096,
-		WriteBufferSize: 4096,
-	}
 	a := &Agent{
 		Name:       c.Name,
 		Upstream:   u,
 		PublicBase: strings.TrimSuffix(publicURL, "/") + "/agents/" + c.Name,
 		cfg:        c,
-		transport:  t,
+		// Requests are written once, so a small write buffer suffices; the
+		// stream pool reads with a small buffer too, because thousands of
+		// idle streams each hold one connection and its buffers.
+		transport: newTransport(dialer, c, 4096),
+		streams:   newTransport(dialer, c, 1024),
 	}
 	if c.UpstreamAuthEnv != "" {
 		a.upstreamAuth = os.Getenv(c.UpstreamAuthEnv)
@@ -63,10 +54,6 @@ func newAgent(c config.Agent, publicURL string) (*Agent, error) {
 
 // Config returns the agent's configuration.
 func (a *Agent) Config() config.Agent { return a.cfg }
-
-// Transport is the agent's connection pool, for components that call the
-// agent themselves.
-func (a *Agent) Transport() http.RoundTripper { return a.transport }
 
 // upstreamURL joins the agent's base with a path below it (escaped form
 // kept, so the agent sees the ids exactly as the caller sent them).
@@ -82,4 +69,25 @@ func (a *Agent) upstreamURL(escapedPath, rawQuery string) *url.URL {
 	return &u
 }
 
-func (a *Agent) close() { a.transport.CloseIdleConnections() }
+func (a *Agent) close() {
+	a.transport.CloseIdleConnections()
+	a.streams.CloseIdleConnections()
+}
+
+// newTransport is an agent's connection pool. Each agent has its own, so
+// one slow agent cannot exhaust the connections of another.
+func newTransport(dialer *net.Dialer, c config.Agent, readBuffer int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil, // agents are reached directly; an HTTP proxy would see tenant data
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   c.Timeouts.Connect.D(),
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		// Bodies are observed, so the agent must not compress them.
+		DisableCompression: true,
+		ReadBufferSize:     readBuffer,
+		WriteBufferSize:    512,
+	}
+}

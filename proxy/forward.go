@@ -79,7 +79,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	req.Header.Del("Accept-Encoding")
 	setForwarded(req, r)
 
-	resp, err := s.Agent.transport.RoundTrip(req)
+	pool := s.Agent.transport
+	if s.Op.Method.Streaming() {
+		pool = s.Agent.streams
+	}
+	resp, err := pool.RoundTrip(req)
 	if headersLate != nil && !headersLate.Stop() && err == nil {
 		// The deadline fired as the headers arrived: the stream is already
 		// cancelled, so it is a timeout after all.
