@@ -52,6 +52,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.store = st
 	g.closers = append(g.closers, func() { _ = st.Close() })
+	store.Observe(st, func(op string, d time.Duration, failed bool) {
+		m.StoreRoundTrip.WithLabelValues(op).Observe(d.Seconds())
+		if failed {
+			m.StoreErrors.WithLabelValues(op).Inc()
+		}
+	})
 
 	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
 	if err != nil {

@@ -21,10 +21,13 @@ type Metrics struct {
 	AuthzDenials    *prometheus.CounterVec
 	BudgetRefusals  *prometheus.CounterVec
 	Dedupe          *prometheus.CounterVec
+	StoreRoundTrip  *prometheus.HistogramVec
+	StoreErrors     *prometheus.CounterVec
+	Lifecycle       *Lifecycle
 }
 
 // New creates and registers the collectors.
-func New(reg prometheus.Registerer) *Metrics {
+func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	m := &Metrics{
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "requests_total",
@@ -56,6 +59,16 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Sends seen by deduplication, by agent and outcome (first_seen, replayed, attached, in_flight_wait, in_progress, conflict, expired_takeover, store_error_refused, store_error_forwarded).",
 		}, []string{"agent", "outcome"}),
 	}
-	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals, m.Dedupe)
+	m.StoreRoundTrip = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "store_round_trip_seconds",
+		Help:    "Round trips to Redis, by command (or pipeline): their count is the store's load, their latency the store's.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+	}, []string{"op"})
+	m.StoreErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "store_errors_total",
+		Help: "Round trips to Redis that failed, by command (or pipeline).",
+	}, []string{"op"})
+	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals, m.Dedupe, m.StoreRoundTrip, m.StoreErrors)
+	m.Lifecycle = newLifecycle(reg, opts)
 	return m
 }
