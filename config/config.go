@@ -46,8 +46,25 @@ type Config struct {
 	Dedupe DedupeOptions `yaml:"dedupe"`
 	// Budgets are the per-tenant request and stream budgets.
 	Budgets budget.Options `yaml:"budgets"`
+	// CardSigning re-signs rewritten agent cards with the gateway's key;
+	// without it the agents' signatures, which the rewrite invalidates, are
+	// dropped.
+	CardSigning CardSigningOptions `yaml:"card_signing"`
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
 	Agents []Agent `yaml:"agents"`
+}
+
+// CardSigningOptions is the gateway's card-signing key.
+type CardSigningOptions struct {
+	// KeyFile is a PEM private key: EC P-256/P-384/P-521 (ES256/384/512),
+	// Ed25519 (EdDSA) or RSA of 2048 bits or more (RS256).
+	KeyFile string `yaml:"key_file"`
+	// KeyID is the kid written into every signature. Required with KeyFile.
+	KeyID string `yaml:"key_id"`
+	// JWKSURL, when set, is written into signatures as jku: the https URL
+	// where clients find the public key. The gateway serves it at
+	// /.well-known/jwks.json on the public listener.
+	JWKSURL string `yaml:"jwks_url"`
 }
 
 // LogOptions configures structured logging.
@@ -280,6 +297,17 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Dedupe.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
+		add("card_signing.key_id", "required with card_signing.key_file")
+	}
+	if c.CardSigning.KeyFile == "" && (c.CardSigning.KeyID != "" || c.CardSigning.JWKSURL != "") {
+		add("card_signing.key_file", "required with card_signing.key_id and jwks_url")
+	}
+	if u := c.CardSigning.JWKSURL; u != "" {
+		if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" {
+			add("card_signing.jwks_url", "want an absolute https URL, got %q", u)
+		}
 	}
 	if len(c.Agents) == 0 {
 		add("agents", "at least one agent is required")

@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/card"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -22,14 +24,42 @@ const apiKeyHeader = "X-API-Key"
 // own cache because each has its own TTL.
 type cardServer struct {
 	caches map[string]*card.Cache
+	signer *card.Signer
+	// jwks publishes the signer's public key (nil without a signer).
+	jwks []byte
 }
 
-func newCardServer(cfg *config.Config, log *slog.Logger) *cardServer {
+// newCardServer builds the card caches and, when configured, loads the
+// card-signing key.
+func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
 	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents))}
+	if sc := cfg.CardSigning; sc.KeyFile != "" {
+		key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("card_signing.key_file: %w", err)
+		}
+		if cs.signer, err = card.NewSigner(key, sc.KeyID, sc.JWKSURL); err != nil {
+			return nil, fmt.Errorf("card_signing: %w", err)
+		}
+		if cs.jwks, err = authz.PublicJWKS(key, sc.KeyID); err != nil {
+			return nil, fmt.Errorf("card_signing: %w", err)
+		}
+	}
 	for _, a := range cfg.Agents {
 		cs.caches[a.Name] = card.NewCache(&http.Client{CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
 	}
-	return cs
+	return cs, nil
+}
+
+// serveJWKS publishes the card-signing public key.
+func (cs *cardServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	if cs.jwks == nil {
+		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("this gateway does not sign cards"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(cs.jwks)
 }
 
 // ServeCard serves the rewritten card, trying the configured card path and
@@ -40,7 +70,7 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
 		urls = append(urls, legacy)
 	}
-	opts := rewriteOptions(a)
+	opts := cs.rewriteOptions(a)
 	if v, explicit, err := a2a.NegotiateVersion(r); err == nil && explicit {
 		opts.Version = v
 	}
@@ -48,18 +78,19 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 }
 
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
-func rewriteOptions(a *proxy.Agent) card.RewriteOptions {
+func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	return card.RewriteOptions{
 		UpstreamBase: a.Upstream,
 		PublicBase:   a.PublicBase,
 		Security:     card.BearerJWT(apiKeyHeader),
+		Signer:       cs.signer,
 	}
 }
 
 // rewriteExtendedCard rewrites the extended card like the public one. The
 // extended card is served to authenticated callers only, so it is cached by
 // the caller alone (private) and revalidated with its ETag.
-func rewriteExtendedCard(next proxy.Handler) proxy.Handler {
+func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		if s.Op.Method != a2a.MethodExtendedCard {
 			return next(w, r, s)
@@ -80,7 +111,7 @@ func rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 			rec.copyTo(w)
 			return nil
 		}
-		opts := rewriteOptions(s.Agent)
+		opts := cs.rewriteOptions(s.Agent)
 		opts.Version = s.Op.Version
 		rewritten, err := card.Rewrite(raw, opts)
 		if err != nil {

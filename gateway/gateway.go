@@ -66,6 +66,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.closers = append(g.closers, authn.Close)
 
+	cards, err := newCardServer(cfg, log)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
 	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
 
 	// One request, one pass: each stage wraps the next, and the forwarder
@@ -81,12 +86,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			requireStore(st.Ping, dd.Covers),
 			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
 			filterList,
-			rewriteExtendedCard,
+			cards.rewriteExtendedCard,
 		},
 		Observers: []proxy.Observer{
 			recordOwnership,
 		},
-		Cards:   newCardServer(cfg, log),
+		Cards:   cards,
 		Metrics: m,
 		Logger:  log,
 	})
@@ -96,7 +101,15 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.proxy = px
 	g.closers = append(g.closers, px.Close)
-	g.public = px
+	// Not a ServeMux: it would clean and redirect paths the proxy must see
+	// as sent (and refuse).
+	g.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
+			cards.serveJWKS(w, r)
+			return
+		}
+		px.ServeHTTP(w, r)
+	})
 	g.admin = g.adminMux()
 	return g, nil
 }

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+)
+
+// Watchdog actions.
+const (
+	// WatchdogEscalate tells operations (a log line, a metric and a POST to
+	// lifecycle.ops_webhook) and leaves the task alone. The default: only
+	// the agent knows whether a long task is stuck.
+	WatchdogEscalate = "escalate"
+	// WatchdogCancel cancels the task at the agent.
+	WatchdogCancel = "cancel"
+)
+
+// Bounds on the lifecycle options.
+const (
+	// MinSweepInterval keeps the sweep from hammering the store.
+	MinSweepInterval = 100 * time.Millisecond
+	// MaxLifecycleWorkers and MaxLifecycleQueue bound the memory the event
+	// queue may take.
+	MaxLifecycleWorkers = 256
+	MaxLifecycleQueue   = 1 << 20
+	// MaxTenantLabelsLimit bounds the tenant label's cardinality.
+	MaxTenantLabelsLimit = 1000
+	// MinOpsTokenBytes is the shortest ops token accepted: anything shorter
+	// can be guessed.
+	MinOpsTokenBytes = 16
+)
+
+// LifecycleOptions is the `lifecycle:` section: how the gateway follows
+// each task's states, when it calls a task an orphan, how long it keeps
+// the records, and the operations API and webhook.
+type LifecycleOptions struct {
+	// RecordRetention is how long a task's record is kept after its last
+	// activity, unless the tenant has its own retention or the record is
+	// under legal hold. Default 720h (30 days).
+	RecordRetention duration.Duration `yaml:"record_retention"`
+	// TenantRetention overrides RecordRetention per tenant.
+	TenantRetention map[string]duration.Duration `yaml:"tenant_retention"`
+	// OrphanAfter is how long a task that has not reached a terminal state
+	// may go without any activity before it counts as an orphan. Default 1h.
+	OrphanAfter duration.Duration `yaml:"orphan_after"`
+	// SweepInterval is how often one replica looks for orphans, tasks over
+	// their watchdog budget and records past retention, and refreshes the
+	// cluster-wide gauges. Default 30s; at least 100ms.
+	SweepInterval duration.Duration `yaml:"sweep_interval"`
+	// TenantLabel adds a tenant label to the per-task lifecycle metrics.
+	TenantLabel bool `yaml:"tenant_label"`
+	// MaxTenantLabels caps the distinct tenant label values; further
+	// tenants share the value "other". Default 20.
+	MaxTenantLabels int `yaml:"max_tenant_labels"`
+	// OpsTokenEnv names the environment variable holding the bearer token
+	// of the operations API (/ops/ on the admin listener). Without it every
+	// /ops request is refused.
+	OpsTokenEnv string `yaml:"ops_token_env"`
+	// OpsWebhook is an http(s) URL the watchdog POSTs escalations to.
+	OpsWebhook string `yaml:"ops_webhook"`
+	// Workers is the number of goroutines applying task events; events of
+	// one task always go to the same worker, in order. Default 8.
+	Workers int `yaml:"workers"`
+	// QueueSize is each worker's queue length; events beyond it are dropped
+	// and counted. Default 1024.
+	QueueSize int `yaml:"queue_size"`
+}
+
+// WatchdogOptions are one agent's budgets for the time a task may spend in
+// a state before the watchdog acts.
+type WatchdogOptions struct {
+	// Working is the budget for the working state. 0: no budget.
+	Working duration.Duration `yaml:"working"`
+	// InputRequired is the budget for waiting on the client's input. 0: no budget.
+	InputRequired duration.Duration `yaml:"input_required"`
+	// AuthRequired is the budget for waiting on a credential. 0: no budget.
+	AuthRequired duration.Duration `yaml:"auth_required"`
+	// Action is "escalate" (default) or "cancel".
+	Action string `yaml:"action"`
+}
+
+// ApplyDefaults fills unset fields with their documented defaults.
+func (o *LifecycleOptions) ApplyDefaults() {
+	o.RecordRetention = duration.Duration(o.RecordRetention.Or(720 * time.Hour))
+	o.OrphanAfter = duration.Duration(o.OrphanAfter.Or(time.Hour))
+	o.SweepInterval = duration.Duration(o.SweepInterval.Or(30 * time.Second))
+	if o.MaxTenantLabels == 0 {
+		o.MaxTenantLabels = 20
+	}
+	if o.Workers == 0 {
+		o.Workers = 8
+	}
+	if o.QueueSize == 0 {
+		o.QueueSize = 1024
+	}
+}
+
+// Validate checks the options; errors name the field.
+func (o *LifecycleOptions) Validate() error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("lifecycle.%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if o.RecordRetention <= 0 {
+		add("record_retention", "must be positive")
+	}
+	tenants := make([]string, 0, len(o.TenantRetention))
+	for t := range o.TenantRetention {
+		tenants = append(tenants, t)
+	}
+	sort.Strings(tenants) // errors in a stable order
+	for _, t := range tenants {
+		if t == "" {
+			add("tenant_retention", "tenant names must not be empty")
+		} else if o.TenantRetention[t] <= 0 {
+			add(fmt.Sprintf("tenant_retention[%q]", t), "must be positive")
+		}
+	}
+	if o.OrphanAfter <= 0 {
+		add("orphan_after", "must be positive")
+	}
+	if o.SweepInterval.D() < MinSweepInterval {
+		add("sweep_interval", "must be at least %s", MinSweepInterval)
+	}
+	if o.TenantLabel && (o.MaxTenantLabels < 1 || o.MaxTenantLabels > MaxTenantLabelsLimit) {
+		add("max_tenant_labels", "want 1 to %d, got %d", MaxTenantLabelsLimit, o.MaxTenantLabels)
+	}
+	if o.OpsTokenEnv != "" {
+		// The value is never echoed: it is a credential.
+		switch v, ok := os.LookupEnv(o.OpsTokenEnv); {
+		case !ok:
+			add("ops_token_env", "environment variable %s is not set", o.OpsTokenEnv)
+		case len(v) < MinOpsTokenBytes:
+			add("ops_token_env", "the token in %s must be at least %d bytes", o.OpsTokenEnv, MinOpsTokenBytes)
+		}
+	}
+	if o.OpsWebhook != "" {
+		if u, err := url.Parse(o.OpsWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("ops_webhook", "want an absolute http(s) URL")
+		}
+	}
+	if o.Workers < 1 || o.Workers > MaxLifecycleWorkers {
+		add("workers", "want 1 to %d, got %d", MaxLifecycleWorkers, o.Workers)
+	}
+	if o.QueueSize < 1 || o.QueueSize > MaxLifecycleQueue {
+		add("queue_size", "want 1 to %d, got %d", MaxLifecycleQueue, o.QueueSize)
+	}
+	return errors.Join(errs...)
+}
+
+// Retention is how long the records of tenant are kept after their last
+// activity.
+func (o *LifecycleOptions) Retention(tenant string) time.Duration {
+	if d, ok := o.TenantRetention[tenant]; ok {
+		return d.D()
+	}
+	return o.RecordRetention.D()
+}
+
+// ApplyDefaults fills unset fields with their documented defaults.
+func (w *WatchdogOptions) ApplyDefaults() {
+	if w.Action == "" {
+		w.Action = WatchdogEscalate
+	}
+}
+
+// Validate checks the options; field is the path of the section, such as
+// "agents[0].watchdog".
+func (w *WatchdogOptions) Validate(field string) error {
+	var errs []error
+	for _, b := range []struct {
+		name string
+		d    duration.Duration
+	}{{"working", w.Working}, {"input_required", w.InputRequired}, {"auth_required", w.AuthRequired}} {
+		if b.d < 0 {
+			errs = append(errs, fmt.Errorf("%s.%s: must not be negative", field, b.name))
+		}
+	}
+	if w.Action != WatchdogEscalate && w.Action != WatchdogCancel {
+		errs = append(errs, fmt.Errorf("%s.action: want %q or %q, got %q", field, WatchdogEscalate, WatchdogCancel, w.Action))
+	}
+	return errors.Join(errs...)
+}
+
+// Enabled reports whether any state has a budget.
+func (w *WatchdogOptions) Enabled() bool {
+	return w.Working > 0 || w.InputRequired > 0 || w.AuthRequired > 0
+}
