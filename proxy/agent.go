@@ -52,8 +52,8 @@ func newAgent(c config.Agent, publicURL string) (*Agent, error) {
 	return a, nil
 }
 
-// Config returns the agent's configuration.
-func (a *Agent) Config() config.Agent { return a.cfg }
+// Config returns the agent's configuration, to read only.
+func (a *Agent) Config() *config.Agent { return &a.cfg }
 
 // upstreamURL joins the agent's base with a path below it (escaped form
 // kept, so the agent sees the ids exactly as the caller sent them).
