@@ -70,9 +70,6 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	for _, h := range credentialHeaders {
 		req.Header.Del(h)
 	}
-	for k, vs := range s.Header {
-		req.Header[k] = vs
-	}
 	if s.Agent.upstreamAuth != "" {
 		req.Header.Set("Authorization", s.Agent.upstreamAuth)
 	}

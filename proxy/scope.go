@@ -27,8 +27,6 @@ type Scope struct {
 	Grant *authz.Grant
 	Start time.Time
 	Log   *slog.Logger
-	// Header holds extra headers the forwarder sends upstream (set by stages).
-	Header http.Header
 	// DetachFromClient keeps a non-streaming exchange with the agent going
 	// when the caller disconnects, so its answer can still be recorded.
 	DetachFromClient bool
