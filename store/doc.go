@@ -1,6 +1,8 @@
 // Package store holds the state that gateway replicas share: which tenant
 // owns each task and context (Ownership), the dedupe records of sends
-// (Dedupe), and further concerns added in the same shape.
+// (Dedupe), each tenant's open tasks (ActiveTasks), the lifecycle record of
+// every task with its indexes and leader leases (Lifecycle), and further
+// concerns added in the same shape.
 //
 // # Shape of a concern
 //
@@ -11,7 +13,9 @@
 //   - Redis (redis_ownership.go): a go-redis UniversalClient, so standalone,
 //     Sentinel and Cluster deployments all work. The key layout is documented
 //     at the top of the file; every operation is one round trip (a pipeline
-//     or a script), and transport failures are returned as ErrUnavailable.
+//     or a script) except where a concern says otherwise (lifecycle Save
+//     writes the record and then its indexes), and transport failures are
+//     returned as ErrUnavailable.
 //   - Memory (memory_ownership.go): mutex-protected maps with the same TTL
 //     semantics, a bounded size and a sweep run by the store's janitor, for a
 //     gateway running as a single replica.

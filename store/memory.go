@@ -26,6 +26,7 @@ type memoryStore struct {
 	ownership *memOwnership
 	dedupe    *memDedupe
 	active    *memActive
+	lifecycle *memLifecycle
 	sweepers  []sweeper
 	stop      chan struct{}
 	done      chan struct{}
@@ -42,7 +43,8 @@ func NewMemory(o Options) Store {
 	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
 	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
 	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
-	s.sweepers = []sweeper{s.ownership, s.dedupe}
+	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
+	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
 }
@@ -75,6 +77,8 @@ func (s *memoryStore) Ownership() Ownership { return s.ownership }
 func (s *memoryStore) Dedupe() Dedupe { return s.dedupe }
 
 func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
+
+func (s *memoryStore) Lifecycle() Lifecycle { return s.lifecycle }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

@@ -101,6 +101,7 @@ type redisStore struct {
 	ownership *redisOwnership
 	dedupe    *redisDedupe
 	active    *redisActive
+	lifecycle *redisLifecycle
 }
 
 var _ Store = (*redisStore)(nil)
@@ -123,6 +124,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
 		dedupe:    newRedisDedupe(conn),
 		active:    &redisActive{conn: conn},
+		lifecycle: newRedisLifecycle(conn),
 	}
 }
 
@@ -133,6 +135,8 @@ func (s *redisStore) Ownership() Ownership { return s.ownership }
 func (s *redisStore) Dedupe() Dedupe { return s.dedupe }
 
 func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
+
+func (s *redisStore) Lifecycle() Lifecycle { return s.lifecycle }
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.

@@ -41,6 +41,8 @@ type Store interface {
 	ActiveTasks() ActiveTasks
 	// Dedupe is the concern of retried-message dedupe records.
 	Dedupe() Dedupe
+	// Lifecycle keeps a lifecycle record per task, and leader leases.
+	Lifecycle() Lifecycle
 }
 
 // gate makes every operation of a store fail once it is closed.

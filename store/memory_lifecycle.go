@@ -1,0 +1,344 @@
+package store
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memLifecycle keeps lifecycle records per agent, and two heaps over them:
+// records that may be evicted (not under legal hold) by LastActivity, for
+// the size bound, and records that expire by expiry, for the janitor. List
+// sorts an agent's matching records on demand.
+type memLifecycle struct {
+	gate *gate
+	max  int
+
+	mu     sync.RWMutex
+	agents map[string]map[string]*memLCEntry // agent -> task id -> record
+	n      int
+	idle   memLCHeap // evictable records, least recent activity first
+	expiry memLCHeap // records with an expiry, soonest first
+	rev    int64     // the last revision issued: revisions never repeat
+	leases map[string]memLease
+}
+
+var _ Lifecycle = (*memLifecycle)(nil)
+
+type memLCEntry struct {
+	rec     TaskLifecycle
+	pos     lifecyclePos
+	expires time.Time // zero: never
+
+	idleAt, expiryAt int // positions in the heaps, -1 when absent
+}
+
+func (e *memLCEntry) expired(now time.Time) bool {
+	return !e.expires.IsZero() && !now.Before(e.expires)
+}
+
+// copyOut returns the record as callers see it; the history is copied so
+// that neither side can change the other's.
+func (e *memLCEntry) copyOut() TaskLifecycle {
+	rec := e.rec
+	rec.History = slices.Clone(e.rec.History)
+	return rec
+}
+
+type memLease struct {
+	holder  string
+	expires time.Time
+}
+
+func newMemLifecycle(g *gate, maxEntries int) *memLifecycle {
+	return &memLifecycle{
+		gate:   g,
+		max:    maxEntries,
+		agents: map[string]map[string]*memLCEntry{},
+		idle: memLCHeap{
+			less: func(a, b *memLCEntry) bool { return a.pos.before(b.pos) },
+			at:   func(e *memLCEntry) *int { return &e.idleAt },
+		},
+		expiry: memLCHeap{
+			less: func(a, b *memLCEntry) bool { return a.expires.Before(b.expires) },
+			at:   func(e *memLCEntry) *int { return &e.expiryAt },
+		},
+		leases: map[string]memLease{},
+	}
+}
+
+func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return TaskLifecycle{}, false, err
+	}
+	if err := checkLifecycleTask(agent, taskID); err != nil {
+		return TaskLifecycle{}, false, err
+	}
+	now := time.Now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.agents[agent][taskID]
+	if !ok || e.expired(now) {
+		return TaskLifecycle{}, false, nil
+	}
+	return e.copyOut(), true, nil
+}
+
+func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return 0, false, err
+	}
+	stored, err := normalizeLifecycle(rec)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := checkLifecycleTTL(ttl); err != nil {
+		return 0, false, err
+	}
+	// Copied before locking, so a record never pins a request's buffers.
+	stored.Tenant, stored.Subject, stored.ContextID = strings.Clone(stored.Tenant), strings.Clone(stored.Subject), strings.Clone(stored.ContextID)
+	pos := lifecyclePos{score: activityScore(stored.LastActivity), member: escape(stored.TaskID)}
+	now := time.Now()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.live(rec.Agent, rec.TaskID, now)
+	var current int64
+	if e != nil {
+		current = e.rec.Rev
+	}
+	if current != rec.Rev {
+		return 0, false, nil
+	}
+	if e == nil {
+		if err := m.makeRoom(now); err != nil {
+			return 0, false, err
+		}
+		e = &memLCEntry{rec: TaskLifecycle{Agent: strings.Clone(rec.Agent), TaskID: strings.Clone(rec.TaskID)}, idleAt: -1, expiryAt: -1}
+		tasks := m.agents[rec.Agent]
+		if tasks == nil {
+			tasks = map[string]*memLCEntry{}
+			m.agents[e.rec.Agent] = tasks
+		}
+		tasks[e.rec.TaskID] = e
+		m.n++
+	}
+	stored.Agent, stored.TaskID = e.rec.Agent, e.rec.TaskID
+	m.rev++
+	stored.Rev = m.rev
+	e.rec = stored
+	e.pos = pos
+	e.expires = time.Time{}
+	if ttl > 0 && !stored.LegalHold {
+		e.expires = now.Add(ttl)
+	}
+	m.idle.place(e, !stored.LegalHold)
+	m.expiry.place(e, !e.expires.IsZero())
+	return stored.Rev, true, nil
+}
+
+func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, "", err
+	}
+	if err := checkLifecycleFilter(f, limit); err != nil {
+		return nil, "", err
+	}
+	after, paged, err := decodeLifecycleCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	now := time.Now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var found []*memLCEntry
+	for _, e := range m.agents[f.Agent] {
+		if !e.expired(now) && (!paged || after.before(e.pos)) && f.matches(&e.rec) {
+			found = append(found, e)
+		}
+	}
+	slices.SortFunc(found, func(a, b *memLCEntry) int {
+		switch {
+		case a.pos.before(b.pos):
+			return -1
+		case b.pos.before(a.pos):
+			return 1
+		}
+		return 0
+	})
+	next := ""
+	if len(found) > limit {
+		found = found[:limit]
+		next = encodeLifecycleCursor(found[limit-1].pos)
+	}
+	out := make([]TaskLifecycle, len(found))
+	for i, e := range found {
+		out[i] = e.copyOut()
+	}
+	return out, next, nil
+}
+
+func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string]int, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	counts := map[string]int{}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, e := range m.agents[agent] {
+		if !e.expired(now) {
+			counts[e.rec.State]++
+		}
+	}
+	return counts, nil
+}
+
+func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkLifecycleTask(agent, taskID); err != nil {
+		return false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.live(agent, taskID, time.Now())
+	if e == nil || e.rec.LegalHold {
+		return false, nil
+	}
+	m.remove(e)
+	return true, nil
+}
+
+func (m *memLifecycle) Lease(_ context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkLease(name, holder, ttl); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.leases[name]; ok && now.Before(l.expires) {
+		if l.holder != holder {
+			return false, nil
+		}
+		m.leases[name] = memLease{holder: l.holder, expires: now.Add(ttl)}
+		return true, nil
+	}
+	m.leases[strings.Clone(name)] = memLease{holder: strings.Clone(holder), expires: now.Add(ttl)}
+	return true, nil
+}
+
+func (m *memLifecycle) sweep(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.expiry.Len() > 0 && m.expiry.items[0].expired(now) {
+		m.remove(m.expiry.items[0])
+	}
+	for name, l := range m.leases {
+		if !now.Before(l.expires) {
+			delete(m.leases, name)
+		}
+	}
+}
+
+// live returns the unexpired record of the task, dropping an expired one.
+// The caller holds the write lock.
+func (m *memLifecycle) live(agent, taskID string, now time.Time) *memLCEntry {
+	e, ok := m.agents[agent][taskID]
+	if !ok {
+		return nil
+	}
+	if e.expired(now) {
+		m.remove(e)
+		return nil
+	}
+	return e
+}
+
+// makeRoom frees a place for a new record: expired records go first, then
+// the least recently active one not under legal hold. The caller holds the
+// write lock.
+func (m *memLifecycle) makeRoom(now time.Time) error {
+	for m.n >= m.max {
+		switch {
+		case m.expiry.Len() > 0 && m.expiry.items[0].expired(now):
+			m.remove(m.expiry.items[0])
+		case m.idle.Len() > 0:
+			m.remove(m.idle.items[0])
+		default:
+			// Evicting a held record would break the hold; exceeding the
+			// bound would break max_entries. Refusing new records keeps both.
+			return fmt.Errorf("store: lifecycle save: all %d records of the memory store are under legal hold; raise store.memory.max_entries", m.n)
+		}
+	}
+	return nil
+}
+
+func (m *memLifecycle) remove(e *memLCEntry) {
+	m.idle.place(e, false)
+	m.expiry.place(e, false)
+	tasks := m.agents[e.rec.Agent]
+	delete(tasks, e.rec.TaskID)
+	if len(tasks) == 0 {
+		delete(m.agents, e.rec.Agent)
+	}
+	m.n--
+}
+
+// memLCHeap is a heap of records ordered by less that keeps each record's
+// position in the field at returns, so a record can be fixed or removed in
+// place.
+type memLCHeap struct {
+	items []*memLCEntry
+	less  func(a, b *memLCEntry) bool
+	at    func(*memLCEntry) *int
+}
+
+// place puts e in the heap, or fixes its place, when in is true, and takes
+// it out otherwise.
+func (h *memLCHeap) place(e *memLCEntry, in bool) {
+	i := *h.at(e)
+	switch {
+	case in && i >= 0:
+		heap.Fix(h, i)
+	case in:
+		heap.Push(h, e)
+	case i >= 0:
+		heap.Remove(h, i)
+	}
+}
+
+func (h *memLCHeap) Len() int           { return len(h.items) }
+func (h *memLCHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+
+func (h *memLCHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	*h.at(h.items[i]) = i
+	*h.at(h.items[j]) = j
+}
+
+func (h *memLCHeap) Push(x any) {
+	e := x.(*memLCEntry)
+	*h.at(e) = len(h.items)
+	h.items = append(h.items, e)
+}
+
+func (h *memLCHeap) Pop() any {
+	last := len(h.items) - 1
+	e := h.items[last]
+	h.items[last] = nil
+	h.items = h.items[:last]
+	*h.at(e) = -1
+	return e
+}

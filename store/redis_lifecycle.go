@@ -1,0 +1,704 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lifecycle keys. The record is one hash per task, whose hash tag is the
+// task's reference, the same tag as the task's ownership record, so both
+// share a slot and a script may touch them together:
+//
+//	<prefix>:lc:{<agent>:t:<task id>}
+//	  v      format version, "1"
+//	  rev    revision: the Redis server time of the save in microseconds, or
+//	         the previous revision plus one if that is larger
+//	  ten    tenant
+//	  sub    subject
+//	  ctx    context id
+//	  ver    protocol version
+//	  st     state name
+//	  since  StateSince   (RFC 3339 with nanoseconds, UTC)
+//	  crt    Created      (same)
+//	  act    LastActivity (same)
+//	  hist   History, a JSON array of {"from", "to", "at"}
+//	  subs   Subscribers, decimal
+//	  end    EndedBy
+//	  esc    Escalated, "1" or "0"
+//	  hold   LegalHold, "1" or "0"
+//
+// Save is one script on the record: a compare-and-set on rev that rewrites
+// every field and sets or clears the expiry. Because revisions follow the
+// server clock, a record deleted and created again never repeats a
+// revision a writer may still hold.
+//
+// Each agent's indexes are tagged by the agent, so all of one agent's index
+// updates are one script on one slot. Sorted sets, member = escaped task id,
+// score = LastActivity in Unix microseconds:
+//
+//	<prefix>:lcx:{<agent>}:all                    every record
+//	<prefix>:lcx:{<agent>}:s:<state>              records in state
+//	<prefix>:lcx:{<agent>}:open                   records in a non-terminal state
+//	<prefix>:lcx:{<agent>}:t:<tenant>             the tenant's records
+//	<prefix>:lcx:{<agent>}:ts:<tenant>:<state>    the tenant's records in state
+//	<prefix>:lcx:{<agent>}:to:<tenant>            the tenant's open records
+//
+// so that every LifecycleFilter is a range of exactly one index. Beside
+// them, a hash says which indexes hold each task, and a sorted set when the
+// records with an expiry expire:
+//
+//	<prefix>:lcx:{<agent>}:m     task -> "<rev>|<state>|<open 1 or 0>|<tenant>"
+//	<prefix>:lcx:{<agent>}:exp   task, score = expiry in Unix ms of the server clock
+//
+// Agent, tenant and task ids are escaped as keyspace describes, so ":" or
+// "}" in them can neither merge two indexes nor move the hash tag. The index
+// scripts derive index keys from the agent's base key and the hash above,
+// since a task's previous tenant is known only there; all of them share the
+// agent's slot, which Redis Cluster allows.
+//
+// The index update is a second round trip after the record's compare-and-
+// set. It applies only a revision newer than the one indexed, so updates
+// that arrive out of order cannot regress an index. If it fails, or never
+// runs, the indexes name the record as it was: the record's next Save
+// repairs them, List fetches each record it is about to return and skips
+// index entries whose record is gone or no longer matches, and CountByState
+// counts the stale entry until then. Index entries of expired records are
+// pruned by the index scripts, a bounded batch at a time.
+//
+// Leases are one string per name, holding the holder, expiring after the
+// lease's ttl:
+//
+//	<prefix>:lease:{<name>}
+const (
+	lifecycleFamily      = "lc"
+	lifecycleIndexFamily = "lcx"
+	leaseFamily          = "lease"
+	lifecycleFormat      = "1"
+)
+
+// lifecycleListRounds bounds the index reads of one List call that meets
+// stale index entries; the page then ends short, with a cursor.
+const lifecycleListRounds = 8
+
+// lifecycleIndexPrelude is shared by the index scripts: KEYS[1] is the
+// agent's hash of indexed tasks, KEYS[2] its expiry set, ARGV[1] its base
+// key.
+const lifecycleIndexPrelude = `
+local base = ARGV[1]
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function index_keys(state, open, tenant)
+  local keys = {base .. ':all', base .. ':s:' .. state, base .. ':t:' .. tenant, base .. ':ts:' .. tenant .. ':' .. state}
+  if open == '1' then
+    keys[#keys + 1] = base .. ':open'
+    keys[#keys + 1] = base .. ':to:' .. tenant
+  end
+  return keys
+end
+local function indexed_rev(member)
+  local entry = redis.call('HGET', KEYS[1], member)
+  if not entry then
+    return nil
+  end
+  return tonumber(string.match(entry, '^(%d+)|'))
+end
+local function unindex(member)
+  local entry = redis.call('HGET', KEYS[1], member)
+  if entry then
+    local state, open, tenant = string.match(entry, '^%d+|([^|]+)|([01])|(.+)$')
+    if state then
+      for _, k in ipairs(index_keys(state, open, tenant)) do
+        redis.call('ZREM', k, member)
+      end
+    end
+    redis.call('HDEL', KEYS[1], member)
+  end
+  redis.call('ZREM', KEYS[2], member)
+end
+local function prune(now)
+  local due = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, 128)
+  for _, member in ipairs(due) do
+    unindex(member)
+  end
+end
+`
+
+// KEYS[1] record; ARGV expected rev ("0": no record may exist), expiry ms
+// ("0": none), then field, value pairs. Reply: the new rev as a string, or
+// 0 when the stored rev is not the expected one.
+const lifecycleSaveLua = `
+local current = redis.call('HGET', KEYS[1], 'rev')
+if ARGV[1] == '0' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return 0
+  end
+elseif current ~= ARGV[1] then
+  return 0
+end
+local t = redis.call('TIME')
+local rev = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), (tonumber(current) or 0) + 1)
+rev = string.format('%.0f', rev)
+redis.call('HSET', KEYS[1], 'rev', rev, unpack(ARGV, 3))
+if ARGV[2] == '0' then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return rev
+`
+
+// ARGV base, task, rev, state, open, tenant, score, expiry ms ("0": none).
+// Reply: 1 if indexed, 0 if a newer revision already was.
+const lifecycleIndexLua = lifecycleIndexPrelude + `
+local now = now_ms()
+prune(now)
+local rev = indexed_rev(ARGV[2])
+if rev and rev >= tonumber(ARGV[3]) then
+  return 0
+end
+unindex(ARGV[2])
+for _, k in ipairs(index_keys(ARGV[4], ARGV[5], ARGV[6])) do
+  redis.call('ZADD', k, ARGV[7], ARGV[2])
+end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3] .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
+local ttl = tonumber(ARGV[8])
+if ttl > 0 then
+  redis.call('ZADD', KEYS[2], string.format('%.0f', now + ttl), ARGV[2])
+end
+return 1
+`
+
+// KEYS[1] record. Reply: {outcome, bound}: "held" (nothing done),
+// "deleted" with the deleted rev, or "absent" with a bound below any rev a
+// save after this one can get.
+const lifecycleDeleteLua = `
+local r = redis.call('HMGET', KEYS[1], 'rev', 'hold')
+if r[2] == '1' then
+  return {'held', '0'}
+end
+if r[1] then
+  redis.call('DEL', KEYS[1])
+  return {'deleted', r[1]}
+end
+local t = redis.call('TIME')
+return {'absent', string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1)}
+`
+
+// ARGV base, task, bound. Unindexes the task unless a revision newer than
+// bound is indexed, which a save that raced the delete made.
+const lifecycleUnindexLua = lifecycleIndexPrelude + `
+prune(now_ms())
+local rev = indexed_rev(ARGV[2])
+if not rev or rev <= tonumber(ARGV[3]) then
+  unindex(ARGV[2])
+end
+return 1
+`
+
+// KEYS[3...] the per-state indexes. Reply: their sizes.
+const lifecycleCountLua = lifecycleIndexPrelude + `
+prune(now_ms())
+local counts = {}
+for i = 3, #KEYS do
+  counts[#counts + 1] = redis.call('ZCARD', KEYS[i])
+end
+return counts
+`
+
+// KEYS[1] index; ARGV score and task of the last entry read ("" to start),
+// count. Reply: up to count entries after it, with scores. The entry is
+// found by rank while it still has that score; otherwise the read restarts
+// at the first entry of that score and the caller skips what it has seen.
+const lifecycleScanLua = `
+local start = 0
+if ARGV[2] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
+  if score and tonumber(score) == tonumber(ARGV[1]) then
+    start = redis.call('ZRANK', KEYS[1], ARGV[2]) + 1
+  else
+    start = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[1])
+  end
+end
+return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')
+`
+
+// KEYS[1] lease; ARGV holder, ttl ms. Reply: 1 if holder holds it now.
+const leaseLua = `
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if v == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`
+
+// redisLifecycle runs each step as one script; go-redis sends EVALSHA and
+// falls back to EVAL once per node that has not cached a script yet.
+type redisLifecycle struct {
+	conn                                          *redisConn
+	save, index, del, unindex, count, scan, lease *redis.Script
+	states                                        []string
+}
+
+var _ Lifecycle = (*redisLifecycle)(nil)
+
+func newRedisLifecycle(conn *redisConn) *redisLifecycle {
+	return &redisLifecycle{
+		conn:    conn,
+		save:    redis.NewScript(lifecycleSaveLua),
+		index:   redis.NewScript(lifecycleIndexLua),
+		del:     redis.NewScript(lifecycleDeleteLua),
+		unindex: redis.NewScript(lifecycleUnindexLua),
+		count:   redis.NewScript(lifecycleCountLua),
+		scan:    redis.NewScript(lifecycleScanLua),
+		lease:   redis.NewScript(leaseLua),
+		states:  lifecycleStates(),
+	}
+}
+
+func (r *redisLifecycle) recordKey(agent, taskID string) string {
+	return r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
+}
+
+// indexBase returns <prefix>:lcx:{<agent>}, which every index key of the
+// agent extends.
+func (r *redisLifecycle) indexBase(agent string) string {
+	var b strings.Builder
+	b.WriteString(r.conn.keys.prefix)
+	b.WriteString(":" + lifecycleIndexFamily + ":{")
+	writeEscaped(&b, agent)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// indexKey names the one index that holds what f selects; it must agree
+// with index_keys in the scripts.
+func indexKey(base string, f LifecycleFilter) string {
+	tenant := escape(f.Tenant)
+	switch {
+	case f.Tenant == "" && f.State == "":
+		return base + ":all"
+	case f.Tenant == "" && f.State == LifecycleOpen:
+		return base + ":open"
+	case f.Tenant == "":
+		return base + ":s:" + f.State
+	case f.State == "":
+		return base + ":t:" + tenant
+	case f.State == LifecycleOpen:
+		return base + ":to:" + tenant
+	}
+	return base + ":ts:" + tenant + ":" + f.State
+}
+
+func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return TaskLifecycle{}, false, err
+	}
+	if err := checkLifecycleTask(agent, taskID); err != nil {
+		return TaskLifecycle{}, false, err
+	}
+	key := r.recordKey(agent, taskID)
+	fields, err := r.conn.client.HGetAll(ctx, key).Result()
+	if err != nil {
+		return TaskLifecycle{}, false, r.conn.fail("lifecycle get", err)
+	}
+	if len(fields) == 0 {
+		return TaskLifecycle{}, false, nil
+	}
+	rec, err := decodeLifecycle(agent, taskID, fields)
+	if err != nil {
+		return TaskLifecycle{}, false, fmt.Errorf("store: lifecycle get: key %q: %w", key, err)
+	}
+	return rec, true, nil
+}
+
+func (r *redisLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return 0, false, err
+	}
+	stored, err := normalizeLifecycle(rec)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := checkLifecycleTTL(ttl); err != nil {
+		return 0, false, err
+	}
+	if stored.LegalHold {
+		ttl = 0
+	}
+	fields, err := encodeLifecycle(&stored)
+	if err != nil {
+		return 0, false, err
+	}
+	expiry := "0"
+	if ttl > 0 {
+		expiry = millis(ttl)
+	}
+	args := append([]any{strconv.FormatInt(stored.Rev, 10), expiry}, fields...)
+	key := r.recordKey(stored.Agent, stored.TaskID)
+	v, err := r.save.Run(ctx, r.conn.client, []string{key}, args...).Result()
+	if err != nil {
+		return 0, false, r.conn.fail("lifecycle save", err)
+	}
+	var rev int64
+	switch v := v.(type) {
+	case int64:
+		if v == 0 {
+			return 0, false, nil
+		}
+	case string:
+		rev, err = strconv.ParseInt(v, 10, 64)
+	}
+	if rev <= 0 || err != nil {
+		return 0, false, fmt.Errorf("store: lifecycle save: key %q: unexpected script reply %v", key, v)
+	}
+
+	base := r.indexBase(stored.Agent)
+	open := "0"
+	if openState(stored.State) {
+		open = "1"
+	}
+	err = r.index.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"},
+		base, escape(stored.TaskID), strconv.FormatInt(rev, 10), stored.State, open, escape(stored.Tenant),
+		strconv.FormatFloat(activityScore(stored.LastActivity), 'g', -1, 64), expiry).Err()
+	if err != nil {
+		return rev, true, r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
+	}
+	return rev, true, nil
+}
+
+func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, "", err
+	}
+	if err := checkLifecycleFilter(f, limit); err != nil {
+		return nil, "", err
+	}
+	after, paged, err := decodeLifecycleCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	index := indexKey(r.indexBase(f.Agent), f)
+	// No entry scored above maxScore can match InactiveSince: a record
+	// active before it has a score at most its score.
+	maxScore := math.Inf(1)
+	if !f.InactiveSince.IsZero() {
+		maxScore = activityScore(f.InactiveSince)
+	}
+	// query is where the next read starts, the last entry read; after is
+	// the last entry handed out or skipped as stale, which the next page
+	// starts after. query trails after only while a read that restarted at
+	// the first entry of a score passes entries already seen.
+	query, started := after, paged
+	var out []TaskLifecycle
+	for range lifecycleListRounds {
+		want := limit - len(out)
+		raw, err := r.scanIndex(ctx, index, query, started, want+1)
+		if err != nil {
+			return nil, "", err
+		}
+		end := len(raw) <= want
+		var batch []lifecyclePos
+		for _, p := range raw {
+			if len(batch) == want {
+				end = false
+				break
+			}
+			if p.score > maxScore {
+				end = true
+				break
+			}
+			query, started = p, true
+			if paged && !after.before(p) {
+				continue
+			}
+			batch = append(batch, p)
+			after, paged = p, true
+		}
+		recs, err := r.fetch(ctx, f.Agent, batch)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, rec := range recs {
+			if rec != nil && f.matches(rec) {
+				out = append(out, *rec)
+			}
+		}
+		if end {
+			return out, "", nil
+		}
+		if len(out) == limit {
+			break
+		}
+	}
+	if !paged {
+		return out, "", nil
+	}
+	return out, encodeLifecycleCursor(after), nil
+}
+
+// scanIndex reads up to count entries of index after from (from the start
+// when started is false).
+func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifecyclePos, started bool, count int) ([]lifecyclePos, error) {
+	score, member := "", ""
+	if started {
+		score, member = strconv.FormatFloat(from.score, 'g', -1, 64), from.member
+	}
+	v, err := r.scan.Run(ctx, r.conn.client, []string{index}, score, member, count).Slice()
+	if err != nil {
+		return nil, r.conn.fail("lifecycle list", err)
+	}
+	if len(v)%2 != 0 {
+		return nil, fmt.Errorf("store: lifecycle list: index %q: unexpected reply of %d elements", index, len(v))
+	}
+	out := make([]lifecyclePos, 0, len(v)/2)
+	for i := 0; i < len(v); i += 2 {
+		member, ok1 := v[i].(string)
+		score, ok2 := v[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("store: lifecycle list: index %q: unexpected reply %T, %T", index, v[i], v[i+1])
+		}
+		s, err := strconv.ParseFloat(score, 64)
+		if err != nil {
+			return nil, fmt.Errorf("store: lifecycle list: index %q: score %.32q: %w", index, score, err)
+		}
+		out = append(out, lifecyclePos{score: s, member: member})
+	}
+	return out, nil
+}
+
+// fetch reads the records the entries name in one pipeline, which go-redis
+// splits by slot on Cluster; a record that is gone is nil.
+func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []lifecyclePos) ([]*TaskLifecycle, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(entries))
+	keys := make([]string, len(entries))
+	for i, p := range entries {
+		id, err := unescape(p.member)
+		if err != nil || id == "" {
+			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", agent, p.member)
+		}
+		ids[i], keys[i] = id, r.recordKey(agent, id)
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(keys))
+	pipe := r.conn.client.Pipeline()
+	for i, k := range keys {
+		cmds[i] = pipe.HGetAll(ctx, k)
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	out := make([]*TaskLifecycle, len(keys))
+	for i, c := range cmds {
+		fields, err := c.Result()
+		if err != nil {
+			return nil, r.conn.fail("lifecycle list", err)
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		rec, err := decodeLifecycle(agent, ids[i], fields)
+		if err != nil {
+			return nil, fmt.Errorf("store: lifecycle list: key %q: %w", keys[i], err)
+		}
+		out[i] = &rec
+	}
+	return out, nil
+}
+
+func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return nil, err
+	}
+	base := r.indexBase(agent)
+	keys := make([]string, 0, len(r.states)+2)
+	keys = append(keys, base+":m", base+":exp")
+	for _, s := range r.states {
+		keys = append(keys, indexKey(base, LifecycleFilter{State: s}))
+	}
+	counts, err := r.count.Run(ctx, r.conn.client, keys, base).Int64Slice()
+	if err != nil {
+		return nil, r.conn.fail("lifecycle count", err)
+	}
+	if len(counts) != len(r.states) {
+		return nil, fmt.Errorf("store: lifecycle count: agent %q: %d counts for %d states", agent, len(counts), len(r.states))
+	}
+	out := map[string]int{}
+	for i, n := range counts {
+		if n > 0 {
+			out[r.states[i]] = int(n)
+		}
+	}
+	return out, nil
+}
+
+func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkLifecycleTask(agent, taskID); err != nil {
+		return false, err
+	}
+	key := r.recordKey(agent, taskID)
+	v, err := r.del.Run(ctx, r.conn.client, []string{key}).StringSlice()
+	if err != nil {
+		return false, r.conn.fail("lifecycle delete", err)
+	}
+	if len(v) != 2 {
+		return false, fmt.Errorf("store: lifecycle delete: key %q: unexpected reply of %d elements", key, len(v))
+	}
+	switch v[0] {
+	case "held":
+		return false, nil
+	case "deleted", "absent":
+	default:
+		return false, fmt.Errorf("store: lifecycle delete: key %q: unknown outcome %.16q", key, v[0])
+	}
+	// An absent record's index entries are cleaned up too: they are what a
+	// failed index step left behind.
+	base := r.indexBase(agent)
+	if err := r.unindex.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err(); err != nil {
+		return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
+	}
+	return v[0] == "deleted", nil
+}
+
+func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkLease(name, holder, ttl); err != nil {
+		return false, err
+	}
+	var b strings.Builder
+	b.WriteString(r.conn.keys.prefix)
+	b.WriteString(":" + leaseFamily + ":{")
+	writeEscaped(&b, name)
+	b.WriteByte('}')
+	n, err := r.lease.Run(ctx, r.conn.client, []string{b.String()}, holder, millis(ttl)).Int64()
+	if err != nil {
+		return false, r.conn.fail("lease", err)
+	}
+	return n == 1, nil
+}
+
+// lifecycleTransitionJSON is one History entry in the hist field.
+type lifecycleTransitionJSON struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	At   time.Time `json:"at"`
+}
+
+// encodeLifecycle renders the fields of a normalized record, all but rev.
+func encodeLifecycle(rec *TaskLifecycle) ([]any, error) {
+	hist := make([]lifecycleTransitionJSON, len(rec.History))
+	for i, tr := range rec.History {
+		hist[i] = lifecycleTransitionJSON(tr)
+	}
+	h, err := json.Marshal(hist)
+	if err != nil {
+		return nil, fmt.Errorf("store: lifecycle save: history: %w", err)
+	}
+	return []any{
+		"v", lifecycleFormat,
+		"ten", rec.Tenant, "sub", rec.Subject, "ctx", rec.ContextID, "ver", rec.Version, "st", rec.State,
+		"since", rec.StateSince.Format(time.RFC3339Nano),
+		"crt", rec.Created.Format(time.RFC3339Nano),
+		"act", rec.LastActivity.Format(time.RFC3339Nano),
+		"hist", h,
+		"subs", strconv.Itoa(rec.Subscribers),
+		"end", rec.EndedBy,
+		"esc", flag(rec.Escalated),
+		"hold", flag(rec.LegalHold),
+	}, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+var errLifecycleField = errors.New("lifecycle record field")
+
+// decodeLifecycle reads a record hash. It accepts only what encodeLifecycle
+// and the save script write.
+func decodeLifecycle(agent, taskID string, h map[string]string) (TaskLifecycle, error) {
+	if v := h["v"]; v != lifecycleFormat {
+		return TaskLifecycle{}, fmt.Errorf("lifecycle record has unknown format version %.8q", v)
+	}
+	rec := TaskLifecycle{
+		Agent: agent, TaskID: taskID,
+		Tenant: h["ten"], Subject: h["sub"], ContextID: h["ctx"], Version: h["ver"], State: h["st"],
+		EndedBy: h["end"],
+	}
+	var err error
+	if rec.Rev, err = strconv.ParseInt(h["rev"], 10, 64); err != nil || rec.Rev <= 0 {
+		return TaskLifecycle{}, fmt.Errorf("%w rev %.24q is not a revision", errLifecycleField, h["rev"])
+	}
+	if rec.Tenant == "" {
+		return TaskLifecycle{}, fmt.Errorf("%w ten is empty", errLifecycleField)
+	}
+	if !canonicalState(rec.State) {
+		return TaskLifecycle{}, fmt.Errorf("%w st %.24q is not a state name", errLifecycleField, rec.State)
+	}
+	for _, t := range []struct {
+		field string
+		at    *time.Time
+	}{{"since", &rec.StateSince}, {"crt", &rec.Created}, {"act", &rec.LastActivity}} {
+		if *t.at, err = time.Parse(time.RFC3339Nano, h[t.field]); err != nil {
+			return TaskLifecycle{}, fmt.Errorf("%w %s: %w", errLifecycleField, t.field, err)
+		}
+	}
+	var hist []lifecycleTransitionJSON
+	if err := json.Unmarshal([]byte(h["hist"]), &hist); err != nil {
+		return TaskLifecycle{}, fmt.Errorf("%w hist: %w", errLifecycleField, err)
+	}
+	if len(hist) > MaxLifecycleHistory {
+		return TaskLifecycle{}, fmt.Errorf("%w hist: %d transitions, over the limit of %d", errLifecycleField, len(hist), MaxLifecycleHistory)
+	}
+	if len(hist) > 0 {
+		rec.History = make([]TaskTransition, len(hist))
+		for i, tr := range hist {
+			if tr.From != "" && !canonicalState(tr.From) || !canonicalState(tr.To) {
+				return TaskLifecycle{}, fmt.Errorf("%w hist: transition %d from %.24q to %.24q names no state", errLifecycleField, i, tr.From, tr.To)
+			}
+			rec.History[i] = TaskTransition{From: tr.From, To: tr.To, At: tr.At.UTC()}
+		}
+	}
+	if rec.Subscribers, err = strconv.Atoi(h["subs"]); err != nil || rec.Subscribers < 0 {
+		return TaskLifecycle{}, fmt.Errorf("%w subs %.24q is not a count", errLifecycleField, h["subs"])
+	}
+	for _, b := range []struct {
+		field string
+		to    *bool
+	}{{"esc", &rec.Escalated}, {"hold", &rec.LegalHold}} {
+		switch h[b.field] {
+		case "1":
+			*b.to = true
+		case "0":
+		default:
+			return TaskLifecycle{}, fmt.Errorf("%w %s %.8q is not 0 or 1", errLifecycleField, b.field, h[b.field])
+		}
+	}
+	return rec, nil
+}
