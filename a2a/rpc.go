@@ -16,9 +16,11 @@ type rpcResultEnvelope struct {
 }
 
 // TaskParams are the params of a request that names one task (get,
-// cancel, subscribe), in the shape every version uses.
+// cancel, subscribe), in the shape every version uses; Tenant is the 1.0
+// routing tenant, for agents that serve several.
 type TaskParams struct {
-	ID string `json:"id"`
+	ID     string `json:"id"`
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // RPCRequest encodes a JSON-RPC request for m in version v, for calls the

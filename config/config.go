@@ -46,6 +46,9 @@ type Config struct {
 	Dedupe DedupeOptions `yaml:"dedupe"`
 	// Budgets are the per-tenant request and stream budgets.
 	Budgets budget.Options `yaml:"budgets"`
+	// Lifecycle follows each task's states: metrics, orphans, retention of
+	// the records, the operations API and webhook.
+	Lifecycle LifecycleOptions `yaml:"lifecycle"`
 	// CardSigning re-signs rewritten agent cards with the gateway's key;
 	// without it the agents' signatures, which the rewrite invalidates, are
 	// dropped.
@@ -132,6 +135,9 @@ type Agent struct {
 	// Policy says which tenants may use the agent, which scopes each
 	// operation needs, and whether tasks belong to a tenant or a subject.
 	Policy authz.Policy `yaml:"policy"`
+	// Watchdog bounds the time the agent's tasks may spend working or
+	// waiting on the client, and says what to do about a task over budget.
+	Watchdog WatchdogOptions `yaml:"watchdog"`
 }
 
 // AgentTimeouts bound the exchanges with one agent.
@@ -223,6 +229,7 @@ func (c *Config) ApplyDefaults() {
 		c.Shutdown.StreamGrace = duration.Duration(10 * time.Second)
 	}
 	c.Dedupe.ApplyDefaults()
+	c.Lifecycle.ApplyDefaults()
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -243,6 +250,7 @@ func (c *Config) ApplyDefaults() {
 		if a.Timeouts.Request == 0 {
 			a.Timeouts.Request = duration.Duration(60 * time.Second)
 		}
+		a.Watchdog.ApplyDefaults()
 	}
 }
 
@@ -298,6 +306,9 @@ func (c *Config) Validate() error {
 	if err := c.Dedupe.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Lifecycle.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
 		add("card_signing.key_id", "required with card_signing.key_file")
 	}
@@ -331,6 +342,9 @@ func (c *Config) Validate() error {
 			}
 		}
 		if err := a.Policy.Validate(f + ".policy"); err != nil {
+			errs = append(errs, err)
+		}
+		if err := a.Watchdog.Validate(f + ".watchdog"); err != nil {
 			errs = append(errs, err)
 		}
 		if a.UpstreamAuthEnv != "" {

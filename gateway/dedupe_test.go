@@ -317,3 +317,32 @@ func metricValue(t *testing.T, env *gwtest.Env, name, outcome string) float64 {
 	}
 	return 0
 }
+
+// A send refused after dedupe but before the agent (here: to a task known
+// to be finished) gives its claim back: the retry gets the same refusal at
+// once instead of waiting for the lease.
+func TestDedupeReleasesRefusedSends(t *testing.T) {
+	env := gwtest.Start(t, func(c *config.Config) {
+		c.Dedupe.Lease = duration.Duration(time.Minute)
+		c.Dedupe.Wait = duration.Duration(time.Minute)
+	})
+	tok := env.Token(t, "acme", "alice")
+	_, b := env.Do(t, http.MethodPost, env.AgentBase+"/", tok, "1.0", sendBody("m-done", "complete"))
+	task := taskIDOf(t, b)
+	if err := env.GW.Lifecycle().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	followUp := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-after","taskId":"` + task + `","role":"ROLE_USER","parts":[{"text":"more"}]}}}`)
+	// A claim left behind would make the retry wait out dedupe.wait and
+	// then answer IN_PROGRESS instead of the refusal.
+	for i := range 2 {
+		_, b := env.Do(t, http.MethodPost, env.AgentBase+"/", tok, "1.0", followUp)
+		ev, _ := a2a.ParseRPCEvent(b)
+		if ev.Kind != a2a.EventError || ev.ErrorCode != a2a.ErrUnsupportedOperation.Code {
+			t.Fatalf("attempt %d: %s", i, b)
+		}
+	}
+	if got := sendsReaching(env, "m-after"); got != 0 {
+		t.Fatalf("%d refused sends reached the agent", got)
+	}
+}

@@ -18,10 +18,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/dedupe"
+	"github.com/a2a-gateway/a2a-gateway/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/store"
@@ -33,6 +35,7 @@ type Gateway struct {
 	log      *slog.Logger
 	store    store.Store
 	proxy    *proxy.Gateway
+	tracker  *lifecycle.Tracker
 	registry *prometheus.Registry
 	public   http.Handler
 	admin    http.Handler
@@ -44,7 +47,11 @@ type Gateway struct {
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := metrics.New(g.registry)
+	var mopts []metrics.Option
+	if cfg.Lifecycle.TenantLabel {
+		mopts = append(mopts, metrics.WithTenantLabel(cfg.Lifecycle.MaxTenantLabels))
+	}
+	m := metrics.New(g.registry, mopts...)
 
 	st, err := store.Open(ctx, cfg.Store, log)
 	if err != nil {
@@ -73,6 +80,25 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
 
+	// The watchdog calls agents through the proxy, which is built below
+	// with the tracker's stage in it: the call is bound late.
+	tracker, err := lifecycle.New(lifecycle.Options{
+		Store:   st.Lifecycle(),
+		Config:  cfg.Lifecycle,
+		Agents:  lifecycleAgents(cfg),
+		Metrics: m.Lifecycle,
+		Logger:  log.With("log", "lifecycle"),
+		Caller: lifecycle.CallerFunc(func(ctx context.Context, agent string, v a2a.Version, method a2a.Method, params any) ([]byte, error) {
+			return g.proxy.Call(ctx, agent, v, method, params)
+		}),
+	})
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("lifecycle: %w", err)
+	}
+	g.tracker = tracker
+	g.closers = append(g.closers, tracker.Close)
+
 	// One request, one pass: each stage wraps the next, and the forwarder
 	// observes every answer for the observers, in this order.
 	px, err := proxy.New(proxy.Options{
@@ -84,12 +110,14 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			routeTenant,
 			dd.Stage,
 			requireStore(st.Ping, dd.Covers),
+			tracker.Guard(),
 			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
 			filterList,
 			cards.rewriteExtendedCard,
 		},
 		Observers: []proxy.Observer{
 			recordOwnership,
+			tracker,
 		},
 		Cards:   cards,
 		Metrics: m,
@@ -101,6 +129,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.proxy = px
 	g.closers = append(g.closers, px.Close)
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		tracker.Run(sweepCtx)
+	}()
+	g.closers = append(g.closers, func() { stopSweep(); <-swept })
 	// Not a ServeMux: it would clean and redirect paths the proxy must see
 	// as sent (and refuse).
 	g.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -132,6 +167,15 @@ func perSubject(cfg *config.Config) func(agent string) bool {
 	return func(agent string) bool { return subj[agent] }
 }
 
+// lifecycleAgents is what the lifecycle tracker needs of each agent.
+func lifecycleAgents(cfg *config.Config) []lifecycle.Agent {
+	out := make([]lifecycle.Agent, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		out = append(out, lifecycle.Agent{Name: a.Name, Watchdog: a.Watchdog, TenantRouting: a.TenantRouting})
+	}
+	return out
+}
+
 // Public is the handler of the public listener.
 func (g *Gateway) Public() http.Handler { return g.public }
 
@@ -141,12 +185,17 @@ func (g *Gateway) Admin() http.Handler { return g.admin }
 // Proxy is the reverse proxy, for components that call agents themselves.
 func (g *Gateway) Proxy() *proxy.Gateway { return g.proxy }
 
+// Lifecycle is the task lifecycle tracker, for the push relay (Accept,
+// Record) and tests (Flush, Sweep).
+func (g *Gateway) Lifecycle() *lifecycle.Tracker { return g.tracker }
+
 // Registry is the Prometheus registry the gateway's metrics live in.
 func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
 
 func (g *Gateway) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry}))
+	mux.Handle("/ops/", g.tracker.OpsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

@@ -125,6 +125,13 @@ type upstreamFailure struct {
 func (u *upstreamFailure) Error() string { return u.err.Error() }
 func (u *upstreamFailure) Unwrap() error { return u.a2aErr }
 
+// FromAgent reports whether err came from the exchange with the agent (as
+// opposed to a stage refusing the request before it was sent).
+func FromAgent(err error) bool {
+	var uf *upstreamFailure
+	return errors.As(err, &uf) || errors.Is(err, ErrClientGone)
+}
+
 // NotSent reports whether err means the request provably never reached the
 // agent: the connection could not be made. Anything else (a timeout, a
 // dropped answer) may have been processed.

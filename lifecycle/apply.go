@@ -1,0 +1,113 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// maxSaveAttempts bounds the compare-and-set retries of one change. Each
+// conflict means another writer made progress, so running out takes a
+// storm of writers on one task.
+const maxSaveAttempts = 16
+
+// errContended means a change lost every compare-and-set attempt.
+var errContended = errors.New("lifecycle: the record kept changing under concurrent writers")
+
+// apply reads the task's record, decides what ev does to it, and saves the
+// result with compare-and-set, deciding again on a conflict. Metrics are
+// counted only for the decision that was saved, so a cancel racing a
+// completion is counted once, as whichever terminal state won.
+func (t *Tracker) apply(ctx context.Context, ev TaskEvent) (bool, error) {
+	for range maxSaveAttempts {
+		rec, found, err := t.st.Get(ctx, ev.Agent, ev.TaskID)
+		if err != nil {
+			return false, fmt.Errorf("read the task record: %w", err)
+		}
+		o := decide(rec, found, ev)
+		if o.save {
+			if _, ok, err := t.st.Save(ctx, o.rec, 0); !ok {
+				if err != nil {
+					return false, fmt.Errorf("save the task record: %w", err)
+				}
+				continue
+			} else if err != nil {
+				// The record is saved; its indexes catch up at the next save.
+				t.log.Warn("lifecycle: task record saved, indexes behind", "agent", ev.Agent, "task_id", ev.TaskID, "err", err)
+			}
+		}
+		t.count(o, ev, found, rec)
+		return o.accepted, nil
+	}
+	return false, errContended
+}
+
+// count turns a saved (or save-free) decision into metrics.
+func (t *Tracker) count(o outcome, ev TaskEvent, found bool, old store.TaskLifecycle) {
+	switch {
+	case o.drop != "":
+		t.m.EventDropped(ev.Agent, o.drop)
+		t.log.Debug("lifecycle: event dropped", "agent", ev.Agent, "task_id", ev.TaskID, "reason", o.drop,
+			"state", old.State, "event_state", ev.State.String())
+		return
+	case o.duplicate:
+		t.m.EventDuplicate(ev.Agent)
+		return
+	case o.transition == nil:
+		return
+	}
+	tr := o.transition
+	tenant := o.rec.Tenant
+	agent := ev.Agent
+	from, to := tr.from.String(), tr.to.String()
+	t.m.Transition(agent, tenant, from, to)
+	if found {
+		t.m.StateLeft(agent, tenant, from, tr.stayed)
+	}
+	if tr.to.Interrupted() && !tr.from.Interrupted() {
+		t.m.Interrupted(agent, tenant, to)
+	}
+	if tr.resumeReason != a2a.StateUnknown {
+		t.m.InterruptionEnded(agent, tenant, tr.resumeReason.String(), resumeOutcome(tr.to))
+	}
+	if tr.to.Terminal() {
+		t.m.Ended(agent, tenant, to, tr.lifetime)
+	}
+}
+
+// errNoRecord means there is no record of the task.
+var errNoRecord = errors.New("lifecycle: no record of the task")
+
+// modify changes fields of an existing record that no event decides (the
+// legal hold, the escalation mark) with compare-and-set. change returns
+// false when there is nothing to save.
+func (t *Tracker) modify(ctx context.Context, agent, taskID string, change func(*store.TaskLifecycle) bool) (store.TaskLifecycle, error) {
+	for range maxSaveAttempts {
+		rec, found, err := t.st.Get(ctx, agent, taskID)
+		if err != nil {
+			return rec, fmt.Errorf("read the task record: %w", err)
+		}
+		if !found {
+			return rec, errNoRecord
+		}
+		if !change(&rec) {
+			return rec, nil
+		}
+		rev, ok, err := t.st.Save(ctx, rec, 0)
+		if !ok {
+			if err != nil {
+				return rec, fmt.Errorf("save the task record: %w", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.log.Warn("lifecycle: task record saved, indexes behind", "agent", agent, "task_id", taskID, "err", err)
+		}
+		rec.Rev = rev
+		return rec, nil
+	}
+	return store.TaskLifecycle{}, errContended
+}

@@ -1,0 +1,126 @@
+package lifecycle
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// maxStreamTasks bounds the tasks one stream counts as subscribed to; a
+// stream is about one task, so more is an agent misbehaving.
+const maxStreamTasks = 8
+
+var _ proxy.Observer = (*Tracker)(nil)
+
+// Observe queues every answer and stream event that names a task. It never
+// withholds an answer: a lost lifecycle event is counted and logged, and
+// the caller still gets what the agent said.
+func (t *Tracker) Observe(ctx context.Context, s *proxy.Scope, ev a2a.Event, _ []byte) error {
+	if ev.TaskID == "" || ev.Kind == a2a.EventError || ev.Kind == a2a.EventNone {
+		return nil
+	}
+	te := TaskEvent{
+		Agent: s.Agent.Name, TaskID: ev.TaskID, ContextID: ev.ContextID,
+		Version: s.Op.Version, State: ev.State, At: time.Now(),
+	}
+	if p := s.Principal; p != nil {
+		te.Tenant, te.Subject = p.Tenant, p.Subject
+	}
+	switch s.Op.Method {
+	case a2a.MethodSend, a2a.MethodStream:
+		if s.Op.TaskID == "" {
+			te.Opened = s.Start
+		}
+	case a2a.MethodCancelTask:
+		if ev.State == a2a.StateCanceled {
+			te.EndedBy = store.EndedByCancel
+		}
+	}
+	_ = t.Record(ctx, te)
+	return nil
+}
+
+// Guard is the stage that enforces, where the gateway knows a task's
+// state, what the protocol promises: a terminal task takes no more
+// messages and cannot be canceled, and a message's task and context belong
+// together. It reads the record only for requests naming a task (one store
+// round trip); unknown tasks pass, and so does everything when the store
+// cannot answer, because the agent enforces the same rules. It also counts
+// the streams open on each task.
+func (t *Tracker) Guard() proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			if err := t.guard(r.Context(), s); err != nil {
+				return err
+			}
+			if s.Op.Method.Streaming() {
+				return t.countSubscriber(w, r, s, next)
+			}
+			return next(w, r, s)
+		}
+	}
+}
+
+func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
+	op := s.Op
+	// Legacy agents predate the rule that terminal tasks take no messages
+	// (and clients choose task ids for new tasks there).
+	send := (op.Method == a2a.MethodSend || op.Method == a2a.MethodStream) && op.TaskID != "" && op.Version != a2a.VLegacy
+	cancel := op.Method == a2a.MethodCancelTask && op.TaskID != ""
+	if !send && !cancel {
+		return nil
+	}
+	rec, found, err := t.st.Get(ctx, s.Agent.Name, op.TaskID)
+	if err != nil {
+		s.Log.Warn("lifecycle: task state unknown, the agent decides", "task_id", op.TaskID, "err", err)
+		return nil
+	}
+	if !found {
+		return nil
+	}
+	state := a2a.ParseState(rec.State)
+	if cancel {
+		if state.Terminal() {
+			return a2a.ErrTaskNotCancelable.WithMessage("the task is already " + state.String())
+		}
+		return nil
+	}
+	if state.Terminal() {
+		return a2a.ErrUnsupportedOperation.WithMessage("the task is " + state.String() +
+			" and takes no more messages; send a follow-up as a new task in the same context that references this one with referenceTaskIds")
+	}
+	if op.ContextID != "" && rec.ContextID != "" && op.ContextID != rec.ContextID {
+		return a2a.ErrInvalidParams.WithMessage("the message's contextId is not the context of its taskId")
+	}
+	return nil
+}
+
+// countSubscriber counts the stream as a subscriber of the task it reveals
+// for as long as it is open. Best effort: an event lost on a full queue
+// leaves the count off until the record is next corrected.
+func (t *Tracker) countSubscriber(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler) error {
+	var tasks []string
+	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, s *proxy.Scope, ev a2a.Event, _ []byte) error {
+		if ev.TaskID == "" || ev.Kind == a2a.EventError || len(tasks) >= maxStreamTasks {
+			return nil
+		}
+		for _, id := range tasks {
+			if id == ev.TaskID {
+				return nil
+			}
+		}
+		tasks = append(tasks, ev.TaskID)
+		_ = t.Record(ctx, TaskEvent{Agent: s.Agent.Name, TaskID: ev.TaskID, subscribers: 1})
+		return nil
+	}))
+	err := next(w, r, s)
+	ctx := context.WithoutCancel(r.Context())
+	for _, id := range tasks {
+		_ = t.Record(ctx, TaskEvent{Agent: s.Agent.Name, TaskID: id, subscribers: -1})
+	}
+	return err
+}
