@@ -73,3 +73,7 @@ func quoteClip(s string) string {
 	}
 	return `"` + strings.ToValidUTF8(s, "?") + `"`
 }
+
+// NotificationTokenHeader carries a push config's token on every push
+// notification (0.3 §9.5, 1.0 §6.6).
+const NotificationTokenHeader = "X-A2A-Notification-Token"

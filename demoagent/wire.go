@@ -1,5 +1,7 @@
 package demoagent
 
+import "github.com/a2a-gateway/a2a-gateway/a2a"
+
 // Wire strings that package a2a does not hold yet. They are kept in this one
 // file so they can move into package a2a without a hunt.
 const (
@@ -34,7 +36,7 @@ const (
 	jsonContentType    = "application/json"
 
 	// notificationTokenHeader carries a push config's token on every push.
-	notificationTokenHeader = "X-A2A-Notification-Token"
+	notificationTokenHeader = a2a.NotificationTokenHeader
 
 	// credentialMetadataKey is the message metadata key under which the
 	// gateway hands an in-band credential to an auth-required task.

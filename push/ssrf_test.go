@@ -1,0 +1,678 @@
+package push
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeDNS is a DNS server on 127.0.0.1 answering A and AAAA queries from a
+// table the test can change between lookups, so a name can resolve to one
+// address at registration and another at dial time.
+type fakeDNS struct {
+	conn    *net.UDPConn
+	mu      sync.Mutex
+	answers map[string][]netip.Addr
+	queries atomic.Int64
+}
+
+func startFakeDNS(t *testing.T, answers map[string][]string) *fakeDNS {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	d := &fakeDNS{conn: conn, answers: map[string][]netip.Addr{}}
+	for name, addrs := range answers {
+		d.set(name, addrs...)
+	}
+	done := make(chan struct{})
+	go d.serve(done)
+	t.Cleanup(func() {
+		_ = conn.Close()
+		<-done
+	})
+	return d
+}
+
+func (d *fakeDNS) set(name string, addrs ...string) {
+	parsed := make([]netip.Addr, len(addrs))
+	for i, a := range addrs {
+		parsed[i] = netip.MustParseAddr(a)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.answers[strings.ToLower(name)] = parsed
+}
+
+func (d *fakeDNS) resolver() *net.Resolver {
+	server := d.conn.LocalAddr().String()
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var dialer net.Dialer
+			return dialer.DialContext(ctx, "udp", server)
+		},
+	}
+}
+
+func (d *fakeDNS) serve(done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := d.conn.ReadFromUDP(buf)
+		if err != nil {
+			return
+		}
+		if reply := d.answer(buf[:n]); reply != nil {
+			_, _ = d.conn.WriteToUDP(reply, from)
+		}
+	}
+}
+
+// answer builds the reply to one query: the question echoed, then one
+// record per table address of the asked type; NXDOMAIN for unknown names.
+func (d *fakeDNS) answer(q []byte) []byte {
+	if len(q) < 12 || binary.BigEndian.Uint16(q[4:6]) != 1 {
+		return nil
+	}
+	var labels []string
+	off := 12
+	for off < len(q) && q[off] != 0 {
+		l := int(q[off])
+		if l&0xc0 != 0 || off+1+l > len(q) {
+			return nil
+		}
+		labels = append(labels, string(q[off+1:off+1+l]))
+		off += 1 + l
+	}
+	qEnd := off + 5
+	if qEnd > len(q) {
+		return nil
+	}
+	qtype := binary.BigEndian.Uint16(q[off+1 : off+3])
+	d.queries.Add(1)
+
+	d.mu.Lock()
+	addrs, known := d.answers[strings.ToLower(strings.Join(labels, "."))]
+	d.mu.Unlock()
+
+	var records [][]byte
+	for _, a := range addrs {
+		switch {
+		case qtype == 1 && a.Is4():
+			b := a.As4()
+			records = append(records, b[:])
+		case qtype == 28 && a.Is6():
+			b := a.As16()
+			records = append(records, b[:])
+		}
+	}
+	rcode := byte(0)
+	if !known {
+		rcode = 3
+	}
+	out := make([]byte, 12, 512)
+	copy(out, q[:2])
+	out[2] = 0x80 | 0x04 | q[2]&0x01 // response, authoritative, recursion desired as asked
+	out[3] = 0x80 | rcode            // recursion available
+	binary.BigEndian.PutUint16(out[4:], 1)
+	binary.BigEndian.PutUint16(out[6:], uint16(len(records)))
+	out = append(out, q[12:qEnd]...)
+	for _, r := range records {
+		out = append(out, 0xc0, 12) // pointer to the question name
+		out = binary.BigEndian.AppendUint16(out, qtype)
+		out = binary.BigEndian.AppendUint16(out, 1) // class IN
+		out = binary.BigEndian.AppendUint32(out, 0) // TTL
+		out = binary.BigEndian.AppendUint16(out, uint16(len(r)))
+		out = append(out, r...)
+	}
+	return out
+}
+
+func newPolicy(t *testing.T, allow Allowlist, dns *fakeDNS) *URLPolicy {
+	t.Helper()
+	p, err := NewURLPolicy(allow, dns.resolver())
+	if err != nil {
+		t.Fatalf("NewURLPolicy: %v", err)
+	}
+	return p
+}
+
+func wantRefusal(t *testing.T, err error, reason string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("accepted; want a refusal mentioning %q", reason)
+	}
+	var ue *URLError
+	if !errors.As(err, &ue) {
+		t.Fatalf("error %v (%T) is not a *URLError", err, err)
+	}
+	if !errors.Is(err, ErrForbidden) {
+		t.Errorf("error %v does not wrap ErrForbidden", err)
+	}
+	if !strings.Contains(err.Error(), reason) {
+		t.Errorf("error %q does not mention %q", err, reason)
+	}
+}
+
+// testDNS answers for every name the tests use, so no lookup leaves the
+// machine.
+func testDNS(t *testing.T) *fakeDNS {
+	t.Helper()
+	return startFakeDNS(t, map[string][]string{
+		"public.test":          {"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"},
+		"www.example.com":      {"93.184.216.34"},
+		"private.test":         {"10.0.0.7"},
+		"loop6.test":           {"::1"},
+		"mapped.test":          {"::ffff:127.0.0.1"},
+		"mixed.test":           {"93.184.216.34", "192.168.0.1"},
+		"meta.test":            {"169.254.169.254"},
+		"cgnat.test":           {"100.64.1.1"},
+		"ula.test":             {"fd12::1"},
+		"nat64.test":           {"64:ff9b::a00:1"},
+		"nothing.test":         {},
+		"hooks.corp.example":   {"10.9.9.9"},
+		"a.b.svc.example":      {"172.16.5.5"},
+		"svc.example":          {"10.0.0.1"},
+		"meta.svc.example":     {"169.254.169.254"},
+		"localhost":            {"127.0.0.1"},
+		"hooks.test":           {"127.0.0.1"},
+		"unlisted.loopback.io": {"127.0.0.1"},
+	})
+}
+
+func TestCheckURLRefusesForbiddenDestinations(t *testing.T) {
+	dns := testDNS(t)
+	p := newPolicy(t, nil, dns)
+	tests := []struct {
+		url, reason string
+	}{
+		// IPv4 blocks.
+		{"https://0.0.0.0/", "this network"},
+		{"https://0.1.2.3/", "this network"},
+		{"https://10.1.2.3/", "private"},
+		{"https://100.64.0.1/", "shared address"},
+		{"https://100.127.255.254/", "shared address"},
+		{"https://127.0.0.1/", "loopback"},
+		{"https://127.255.0.1:8443/", "loopback"},
+		{"https://169.254.1.1/", "link-local"},
+		{"https://169.254.169.254/latest/meta-data/", "cloud metadata"},
+		{"https://100.100.100.200/", "cloud metadata"},
+		{"https://172.16.0.1/", "private"},
+		{"https://172.31.255.255/", "private"},
+		{"https://192.0.0.8/", "IETF protocol assignment"},
+		{"https://192.0.2.1/", "documentation"},
+		{"https://192.168.1.1/", "private"},
+		{"https://198.18.0.1/", "benchmarking"},
+		{"https://198.19.255.1/", "benchmarking"},
+		{"https://198.51.100.7/", "documentation"},
+		{"https://203.0.113.9/", "documentation"},
+		{"https://224.0.0.1/", "multicast"},
+		{"https://239.255.255.250/", "multicast"},
+		{"https://240.0.0.1/", "reserved"},
+		{"https://255.255.255.255/", "broadcast"},
+		{"https://127.0.0.1./", "loopback"},
+		// IPv6 blocks and forms embedding IPv4.
+		{"https://[::]/", "unspecified"},
+		{"https://[::1]/", "loopback"},
+		{"https://[fe80::1]/", "link-local"},
+		{"https://[fe80::1%25eth0]/", "zone"},
+		{"https://[fc00::1]/", "unique-local"},
+		{"https://[fd12:3456::1]/", "unique-local"},
+		{"https://[fec0::1]/", "site-local"},
+		{"https://[ff02::1]/", "multicast"},
+		{"https://[2001:db8::1]/", "documentation"},
+		{"https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "Teredo"},
+		{"https://[100::1]/", "discard-only"},
+		{"https://[fd00:ec2::254]/", "cloud metadata"},
+		{"https://[::ffff:127.0.0.1]/", "loopback address (IPv4-mapped)"},
+		{"https://[::ffff:7f00:1]/", "loopback address (IPv4-mapped)"},
+		{"https://[::ffff:10.0.0.1]/", "private"},
+		{"https://[::ffff:169.254.169.254]/", "cloud metadata"},
+		{"https://[64:ff9b::7f00:1]/", "loopback address (127.0.0.1 embedded in a NAT64"},
+		{"https://[64:ff9b::a9fe:a9fe]/", "cloud metadata"},
+		{"https://[64:ff9b::c0a8:101]/", "private"},
+		{"https://[64:ff9b:1::a00:1]/", "local-use NAT64"},
+		{"https://[2002:7f00:1::1]/", "loopback address (127.0.0.1 embedded in a 6to4"},
+		{"https://[2002:a9fe:a9fe::1]/", "cloud metadata"},
+		{"https://[::127.0.0.1]/", "IPv4-compatible"},
+		// Numeric forms some resolvers read as IPv4.
+		{"https://2130706433/", "127.0.0.1"},
+		{"https://0177.0.0.1/", "127.0.0.1"},
+		{"https://0x7f.1/", "127.0.0.1"},
+		{"https://0x7F000001/", "127.0.0.1"},
+		{"https://017700000001/", "127.0.0.1"},
+		{"https://127.1/", "127.0.0.1"},
+		{"https://10.1/", "10.0.0.1"},
+		{"https://0/", "0.0.0.0"},
+		{"https://169.254.43518/", "169.254.169.254"},
+		{"https://1.2.3.4.5/", "last label is not alphabetic"},
+		{"https://www.example.123/", "last label is not alphabetic"},
+		// Names refused without asking DNS.
+		{"https://metadata.google.internal/computeMetadata/v1/", "metadata"},
+		{"https://METADATA.Google.Internal./", "metadata"},
+		{"https://metadata/", "metadata"},
+		{"https://metadata.goog/", "metadata"},
+		{"https://instance-data.ec2.internal/", "metadata"},
+		{"https://localhost/", "localhost"},
+		{"https://api.localhost:8080/", "localhost"},
+		{"https://intranet/", "single-label"},
+		{"https://bücher.example/", "xn--"},
+		{"https://-bad.example.com/", "hyphen"},
+		{"https://a..example.com/", "1-63 characters"},
+		{"https://" + strings.Repeat("a", 64) + ".example.com/", "1-63 characters"},
+		// Names whose addresses are forbidden.
+		{"https://private.test/hook", "resolves to 10.0.0.7, a private address"},
+		{"https://loop6.test/", "resolves to ::1, a loopback"},
+		{"https://mapped.test/", "loopback"},
+		{"https://mixed.test/", "resolves to 192.168.0.1"},
+		{"https://meta.test/", "cloud metadata"},
+		{"https://cgnat.test/", "shared address"},
+		{"https://ula.test/", "unique-local"},
+		{"https://nat64.test/", "10.0.0.1 embedded in a NAT64"},
+		// URL shape.
+		{"http://www.example.com/", "plain http"},
+		{"http://93.184.216.34/", "plain http"},
+		{"ftp://www.example.com/", `scheme "ftp"`},
+		{"file:///etc/passwd", "absolute"},
+		{"gopher://www.example.com/", `scheme "gopher"`},
+		{"javascript:alert(1)", "absolute"},
+		{"https://user:secret@www.example.com/", "user name or password"},
+		{"https://user@www.example.com/", "user name or password"},
+		{"/relative/path", "absolute"},
+		{"www.example.com/hook", "absolute"},
+		{"https:///path-only", "absolute"},
+		{"https://www.example.com:0/", "port"},
+		{"https://www.example.com:70000/", "port"},
+		{"https://exa mple.com/", "not a valid URL"},
+		{"https://" + strings.Repeat("a", 5000) + ".example.com/", "longer than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			err := p.CheckURL(context.Background(), tc.url)
+			wantRefusal(t, err, tc.reason)
+			if strings.Contains(tc.url, "secret") && strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q repeats the URL's password", err)
+			}
+		})
+	}
+}
+
+func TestCheckURLAllowsPublicDestinations(t *testing.T) {
+	dns := testDNS(t)
+	p := newPolicy(t, nil, dns)
+	for _, raw := range []string{
+		"https://93.184.216.34/hook",
+		"https://8.8.8.8:8443/a?b=c",
+		"https://[2606:4700:4700::1111]/",
+		"https://[64:ff9b::808:808]/",      // NAT64 form of a public address
+		"https://[::ffff:93.184.216.34]/",  // IPv4-mapped public address
+		"https://[2002:5db8:d822::1]/",     // 6to4 form of a public address
+		"https://public.test/webhooks/a2a", // A and AAAA both public
+		"https://WWW.Example.COM./hook#frag",
+	} {
+		t.Run(raw, func(t *testing.T) {
+			if err := p.CheckURL(context.Background(), raw); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+		})
+	}
+}
+
+func TestCheckURLResolutionFailure(t *testing.T) {
+	dns := testDNS(t)
+	p := newPolicy(t, nil, dns)
+	for _, raw := range []string{"https://missing.test/", "https://nothing.test/"} {
+		t.Run(raw, func(t *testing.T) {
+			err := p.CheckURL(context.Background(), raw)
+			var ue *URLError
+			if !errors.As(err, &ue) {
+				t.Fatalf("error %v (%T) is not a *URLError", err, err)
+			}
+			if !strings.Contains(ue.Reason, "resolved") && !strings.Contains(ue.Reason, "no addresses") {
+				t.Errorf("reason %q does not say the name did not resolve", ue.Reason)
+			}
+			var dnsErr *net.DNSError
+			if errors.Is(err, ErrForbidden) == errors.As(err, &dnsErr) {
+				t.Errorf("error %v: want either a policy refusal or the DNS error, not both or neither", err)
+			}
+		})
+	}
+}
+
+func TestAllowlistLiftsPolicy(t *testing.T) {
+	dns := testDNS(t)
+	p := newPolicy(t, Allowlist{
+		"Hooks.Corp.Example", "*.svc.example", "10.1.2.3", "192.168.0.0/16", "fd00::/8", "localhost", "169.254.0.0/16",
+	}, dns)
+	tests := []struct {
+		url    string
+		reason string // empty: allowed
+	}{
+		{"http://hooks.corp.example/a2a", ""},         // by name: http and a private address
+		{"http://hooks.corp.example.:8080/", ""},      // trailing dot is the same name
+		{"http://a.b.svc.example/", ""},               // by wildcard
+		{"https://svc.example/", "10.0.0.1"},          // the wildcard does not cover the apex
+		{"http://10.1.2.3:8080/", ""},                 // by IP
+		{"http://10.1.2.4/", "private"},               // next door is not listed
+		{"https://10.1.2.4/", "private"},              // nor over https
+		{"http://192.168.77.1/", ""},                  // by CIDR
+		{"https://[fd00::5]/", ""},                    // by IPv6 CIDR
+		{"https://[::ffff:192.168.1.1]/", ""},         // the mapped form of a listed address
+		{"http://localhost:9000/", ""},                // localhost when listed by name
+		{"https://169.254.10.10/", ""},                // listed link-local
+		{"https://169.254.169.254/", "metadata"},      // but never the metadata address
+		{"https://meta.svc.example/", "metadata"},     // nor a listed name resolving to it
+		{"https://metadata.google.internal/", "meta"}, // nor the metadata names
+		{"https://unlisted.loopback.io/", "loopback"}, // unlisted names still checked
+		{"http://[fd00::5]/", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			err := p.CheckURL(context.Background(), tc.url)
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			wantRefusal(t, err, tc.reason)
+		})
+	}
+}
+
+func TestAllowlistValidate(t *testing.T) {
+	good := Allowlist{"hooks.example.com", "*.example.net", "10.0.0.0/8", "192.168.1.10", "fd00::/8", "localhost", "HOOKS.Example.ORG.", "svc_a.internal"}
+	if err := good.Validate("push.allowlist"); err != nil {
+		t.Fatalf("valid allowlist refused: %v", err)
+	}
+	tests := []struct {
+		entry, reason string
+	}{
+		{"", "non-empty"},
+		{" hooks.example.com", "surrounding spaces"},
+		{"*", "wildcard"},
+		{"*.", "wildcard"},
+		{"a.*.example.com", "wildcard"},
+		{"example.*", "wildcard"},
+		{"10.0.0.0/33", "not a valid CIDR"},
+		{"10.0.0.1/8", "did you mean 10.0.0.0/8"},
+		{"0.0.0.0/0", "/0"},
+		{"::/0", "/0"},
+		{"169.254.169.254", "never"},
+		{"169.254.169.254/32", "never"},
+		{"224.0.0.0/8", "never"},
+		{"255.255.255.255", "never"},
+		{"::ffff:10.0.0.0/104", "IPv4 form"},
+		{"::ffff:10.0.0.1", "IPv4 form"},
+		{"fe80::1%eth0", "zone"},
+		{"metadata.google.internal", "metadata"},
+		{"*.metadata.google.internal", "metadata"},
+		{"bad!host", "character"},
+		{"2130706433", "127.0.0.1"},
+		{"bücher.example", "xn--"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.entry, func(t *testing.T) {
+			list := append(Allowlist{"hooks.example.com"}, tc.entry)
+			err := list.Validate("push.allowlist")
+			if err == nil {
+				t.Fatalf("entry %q accepted", tc.entry)
+			}
+			if !strings.Contains(err.Error(), "push.allowlist[1]") || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("error %q: want push.allowlist[1] and %q", err, tc.reason)
+			}
+			if _, err := NewURLPolicy(list, nil); err == nil {
+				t.Error("NewURLPolicy accepted the entry")
+			}
+		})
+	}
+}
+
+// deadListener is a loopback TCP listener that is never served: after a refused
+// request, a pending connection in its backlog proves the dialer got through.
+func deadListener(t *testing.T) *net.TCPListener {
+	t.Helper()
+	l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func assertNoConnection(t *testing.T, l *net.TCPListener) {
+	t.Helper()
+	if err := l.SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+		t.Fatalf("deadline: %v", err)
+	}
+	if c, err := l.Accept(); err == nil {
+		_ = c.Close()
+		t.Fatal("the client connected to the forbidden address")
+	}
+}
+
+func TestClientRefusesDNSRebinding(t *testing.T) {
+	dns := testDNS(t)
+	dns.set("rebind.test", "93.184.216.34")
+	p := newPolicy(t, nil, dns)
+	l := deadListener(t)
+	port := l.Addr().(*net.TCPAddr).Port
+	hook := fmt.Sprintf("https://rebind.test:%d/hook", port)
+
+	if err := p.CheckURL(context.Background(), hook); err != nil {
+		t.Fatalf("registration refused while the name was public: %v", err)
+	}
+	dns.set("rebind.test", "127.0.0.1")
+	before := dns.queries.Load()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Client(10 * time.Second).Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("request to a rebound name succeeded")
+	}
+	wantRefusal(t, err, "resolves to 127.0.0.1, a loopback address")
+	if dns.queries.Load() == before {
+		t.Error("the client did not resolve the name again at dial time")
+	}
+	assertNoConnection(t, l)
+}
+
+func TestClientChecksEveryRequest(t *testing.T) {
+	dns := testDNS(t)
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	open := newPolicy(t, Allowlist{"127.0.0.1", "hooks.test"}, dns)
+	closed := newPolicy(t, nil, dns)
+
+	tests := []struct {
+		name   string
+		policy *URLPolicy
+		url    string
+		reason string
+	}{
+		{"allowlisted IP", open, srv.URL, ""},
+		{"allowlisted name", open, fmt.Sprintf("http://hooks.test:%d/", port), ""},
+		{"loopback IP not listed", closed, srv.URL, "loopback"},
+		{"public IP over http", closed, "http://93.184.216.34/", "plain http"},
+		{"loopback IP over https", closed, fmt.Sprintf("https://127.0.0.1:%d/", port), "loopback"},
+		{"name resolving to loopback", closed, fmt.Sprintf("https://hooks.test:%d/", port), "resolves to 127.0.0.1"},
+		{"metadata name", open, "http://metadata.google.internal/", "metadata"},
+		{"userinfo", open, "http://u:p@127.0.0.1:1/", "user name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := hits.Load()
+			resp, err := tc.policy.Client(10 * time.Second).Get(tc.url)
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("request refused: %v", err)
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || hits.Load() != before+1 {
+					t.Fatalf("status %d, %d hits", resp.StatusCode, hits.Load()-before)
+				}
+				return
+			}
+			if err == nil {
+				_ = resp.Body.Close()
+			}
+			wantRefusal(t, err, tc.reason)
+			if hits.Load() != before {
+				t.Error("the server received the refused request")
+			}
+		})
+	}
+}
+
+func TestClientDoesNotFollowRedirects(t *testing.T) {
+	dns := testDNS(t)
+	var followed atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/start", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/target", http.StatusFound)
+	})
+	mux.HandleFunc("/target", func(http.ResponseWriter, *http.Request) { followed.Add(1) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	p := newPolicy(t, Allowlist{"127.0.0.1"}, dns)
+
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		t.Run(method, func(t *testing.T) {
+			req, err := http.NewRequest(method, srv.URL+"/start", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Client(10 * time.Second).Do(req)
+			if err != nil {
+				t.Fatalf("request: %v", err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusFound {
+				t.Errorf("status %d, want the 302 itself", resp.StatusCode)
+			}
+			if loc := resp.Header.Get("Location"); loc != "/target" {
+				t.Errorf("Location %q", loc)
+			}
+			if n := followed.Load(); n != 0 {
+				t.Errorf("the redirect was followed %d times", n)
+			}
+		})
+	}
+}
+
+func TestClientTransportSettings(t *testing.T) {
+	p, err := NewURLPolicy(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		give, want time.Duration
+	}{
+		{0, DefaultDeliveryTimeout},
+		{-time.Second, DefaultDeliveryTimeout},
+		{25 * time.Second, 25 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.give.String(), func(t *testing.T) {
+			c := p.Client(tc.give)
+			if c.Timeout != tc.want {
+				t.Errorf("timeout %s, want %s", c.Timeout, tc.want)
+			}
+			g, ok := c.Transport.(*guardedTransport)
+			if !ok {
+				t.Fatalf("transport %T", c.Transport)
+			}
+			// An environment proxy would be dialed instead of the checked
+			// destination, so the transport must never consult one.
+			if g.next.Proxy != nil {
+				t.Error("the transport takes a proxy")
+			}
+			if g.next.DialContext == nil || g.next.DialTLSContext != nil || g.next.Dial != nil {
+				t.Error("dialing does not go through the checked dialer")
+			}
+		})
+	}
+}
+
+func TestGuardedTransportClosesRefusedBody(t *testing.T) {
+	p, err := NewURLPolicy(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &closeRecorder{Reader: strings.NewReader("{}")}
+	req := &http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, Header: http.Header{}, Body: body}
+	if _, err := p.Client(time.Second).Transport.RoundTrip(req); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("error %v, want a refusal", err)
+	}
+	if !body.closed {
+		t.Error("request body left open")
+	}
+}
+
+type closeRecorder struct {
+	*strings.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error {
+	c.closed = true
+	return nil
+}
+
+func TestLegacyIPv4(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // empty: not an inet_aton form
+	}{
+		{"2130706433", "127.0.0.1"},
+		{"0177.0.0.1", "127.0.0.1"},
+		{"0x7f.1", "127.0.0.1"},
+		{"127.1", "127.0.0.1"},
+		{"127.0.1", "127.0.0.1"},
+		{"0x7f.0x0.0x0.0x1", "127.0.0.1"},
+		{"0", "0.0.0.0"},
+		{"4294967296", ""},
+		{"256.1", ""},
+		{"1.2.3.256", ""},
+		{"08.1.1.1", ""},
+		{"1.2.3.4.5", ""},
+		{"abc", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := legacyIPv4(tc.in)
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("parsed as %s", got)
+				}
+				return
+			}
+			if !ok || got.String() != tc.want {
+				t.Fatalf("got %v %v, want %s", got, ok, tc.want)
+			}
+		})
+	}
+}
