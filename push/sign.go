@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -20,8 +19,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/authz"
 )
 
 // Header names a notification carries. HeaderNotificationToken is the one A2A
