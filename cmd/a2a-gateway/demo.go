@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		pub.Close()
 		return fmt.Errorf("listen %s: %w (use -admin to pick another address)", *admin, err)
 	}
+	opsToken := rand.Text()
+	if err := os.Setenv(demoOpsTokenEnv, opsToken); err != nil {
+		return err
+	}
 	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json")
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
@@ -75,9 +80,12 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printDemo(out, cfg, keyPath, token)
+	printDemo(out, cfg, keyPath, token, opsToken)
 	return gw.Serve(ctx, pub, adm)
 }
+
+// demoOpsTokenEnv holds the demo's ops API token, made up at start-up.
+const demoOpsTokenEnv = "A2AGW_DEMO_OPS_TOKEN"
 
 // demoConfig is the configuration the demo runs with: one agent, the
 // embedded store, and the development issuer.
@@ -93,13 +101,14 @@ func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
 			Algorithms: []string{"EdDSA"},
 			KeyFiles:   []string{jwksPath},
 		}}},
-		Agents: []config.Agent{{Name: "demo", URL: agentURL}},
+		Lifecycle: config.LifecycleOptions{OpsTokenEnv: demoOpsTokenEnv},
+		Agents:    []config.Agent{{Name: "demo", URL: agentURL}},
 	}
 	cfg.ApplyDefaults()
 	return cfg
 }
 
-func printDemo(out io.Writer, cfg *config.Config, keyPath, token string) {
+func printDemo(out io.Writer, cfg *config.Config, keyPath, token, opsToken string) {
 	base := cfg.PublicURL + "/agents/demo"
 	fmt.Fprintf(out, `
 a2a-gateway demo is running (embedded store, single replica). Ctrl-C stops it.
@@ -127,5 +136,9 @@ wait (until canceled), never, message. A token for another tenant:
 
   go run ./cmd/a2a-gateway token -key %[4]s -tenant other -subject bob
 
-`, base, cfg.AdminListen, token, keyPath)
+The ops view (task lifecycles, counts by state) on the admin listener:
+
+  curl -s 'http://%[2]s/ops/tasks?agent=demo' -H 'Authorization: Bearer %[5]s'
+
+`, base, cfg.AdminListen, token, keyPath, opsToken)
 }
