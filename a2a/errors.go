@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -172,9 +173,18 @@ type restStatusBody struct {
 	Details []errorInfo `json:"details"`
 }
 
-// RESTErrorBody encodes e as the google.rpc.Status JSON of the HTTP+JSON
-// binding. 0.3 agents answer with the same shape, so one encoding serves both.
-func (e *Error) RESTErrorBody() []byte {
+// RESTErrorBody encodes e as the HTTP+JSON binding of version v expects:
+// 1.0 the google.rpc.Status JSON, 0.3 (and earlier) the JSON-RPC style
+// {"code", "message"} object the 0.3 SDKs turn into their error types.
+func (e *Error) RESTErrorBody(v Version) []byte {
+	if v != V10 {
+		body := rpcErrorBody{Code: e.Code, Message: e.Message}
+		if e.RetryAfter > 0 {
+			body.Data = map[string]int{"retryAfterSeconds": retrySeconds(e.RetryAfter)}
+		}
+		b, _ := json.Marshal(body)
+		return b
+	}
 	b, _ := json.Marshal(restStatus{Error: restStatusBody{
 		Code: e.HTTPStatus, Status: grpcStatus(e.HTTPStatus), Message: e.Message, Details: []errorInfo{e.info()},
 	}})
@@ -191,9 +201,25 @@ func WriteRPCError(w http.ResponseWriter, v Version, id json.RawMessage, e *Erro
 	writeErr(w, e, "application/json", status, e.RPCErrorBody(v, id))
 }
 
-// WriteRESTError writes e as a google.rpc.Status response with its HTTP status.
-func WriteRESTError(w http.ResponseWriter, e *Error) {
-	writeErr(w, e, "application/json", e.HTTPStatus, e.RESTErrorBody())
+// WriteRESTError writes e in version v's HTTP+JSON shape with its HTTP status.
+func WriteRESTError(w http.ResponseWriter, v Version, e *Error) {
+	writeErr(w, e, "application/json", e.HTTPStatus, e.RESTErrorBody(v))
+}
+
+// RESTVersion is the version whose error shape a REST caller reads: the one
+// it names, else 0.3 under /v1/ and 1.0 elsewhere (the paths outside /v1/
+// exist only in 1.0).
+func RESTVersion(r *http.Request) Version {
+	v, explicit, err := NegotiateVersion(r)
+	switch {
+	case err != nil:
+		return V10
+	case explicit:
+		return v
+	case strings.Contains(r.URL.Path, "/v1/"):
+		return V03
+	}
+	return V10
 }
 
 func writeErr(w http.ResponseWriter, e *Error, contentType string, status int, body []byte) {

@@ -218,7 +218,7 @@ func TestRESTErrorBody(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.err.Reason, func(t *testing.T) {
-			body := tc.err.RESTErrorBody()
+			body := tc.err.RESTErrorBody(V10)
 			top := decodeObject(t, body)
 			if len(top) != 1 {
 				t.Fatalf("body %s, want only \"error\"", body)
@@ -284,21 +284,29 @@ func TestWriteErrors(t *testing.T) {
 			WriteRPCError(w, V10, json.RawMessage(`2`), ErrRateLimited.WithRetryAfter(1500*time.Millisecond))
 		}, http.StatusOK, map[string]string{"Retry-After": "2"}, nil},
 		{"REST error carries its HTTP status", func(w http.ResponseWriter) {
-			WriteRESTError(w, ErrTaskNotFound)
+			WriteRESTError(w, V10, ErrTaskNotFound)
 		}, http.StatusNotFound, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}, func(t *testing.T, body []byte) {
 			t.Helper()
-			if string(body) != string(ErrTaskNotFound.RESTErrorBody()) {
+			if string(body) != string(ErrTaskNotFound.RESTErrorBody(V10)) {
+				t.Errorf("body %s", body)
+			}
+		}},
+		{"0.3 REST error is the code and message the 0.3 SDKs read", func(w http.ResponseWriter) {
+			WriteRESTError(w, V03, ErrTaskNotFound)
+		}, http.StatusNotFound, nil, func(t *testing.T, body []byte) {
+			t.Helper()
+			if string(body) != `{"code":-32001,"message":"task not found"}` {
 				t.Errorf("body %s", body)
 			}
 		}},
 		{"REST Retry-After", func(w http.ResponseWriter) {
-			WriteRESTError(w, ErrRateLimited.WithRetryAfter(30*time.Second))
+			WriteRESTError(w, V10, ErrRateLimited.WithRetryAfter(30*time.Second))
 		}, http.StatusTooManyRequests, map[string]string{"Retry-After": "30"}, nil},
 		{"REST 401 with challenge", func(w http.ResponseWriter) {
-			WriteRESTError(w, ErrUnauthenticated.WithHeader("WWW-Authenticate", "Bearer"))
+			WriteRESTError(w, V10, ErrUnauthenticated.WithHeader("WWW-Authenticate", "Bearer"))
 		}, http.StatusUnauthorized, map[string]string{"WWW-Authenticate": "Bearer"}, nil},
 		{"REST version not supported", func(w http.ResponseWriter) {
-			WriteRESTError(w, ErrVersionNotSupported)
+			WriteRESTError(w, V10, ErrVersionNotSupported)
 		}, http.StatusBadRequest, nil, nil},
 	}
 	for _, tc := range cases {

@@ -134,14 +134,14 @@ func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger, opts ...
 func (c *Cache) ServeCard(w http.ResponseWriter, r *http.Request, key string, upstreamCardURLs []string, o RewriteOptions) {
 	w.Header().Add("Vary", a2a.VersionHeader)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		a2a.WriteRESTError(w, a2a.ErrUnsupportedOperation.
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrUnsupportedOperation.
 			WithMessage("agent cards are read with GET").
 			WithHeader("Allow", "GET, HEAD"))
 		return
 	}
 	v, explicit, verr := a2a.NegotiateVersion(r)
 	if verr != nil {
-		a2a.WriteRESTError(w, verr)
+		a2a.WriteRESTError(w, a2a.V10, verr)
 		return
 	}
 	forward := ""
@@ -150,7 +150,7 @@ func (c *Cache) ServeCard(w http.ResponseWriter, r *http.Request, key string, up
 	}
 	e, err := c.lookup(r.Context(), cacheKey{key, v}, upstreamCardURLs, forward, o)
 	if err != nil {
-		a2a.WriteRESTError(w, protocolError(err))
+		a2a.WriteRESTError(w, v, protocolError(err))
 		return
 	}
 	c.write(w, r, e)

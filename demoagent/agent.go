@@ -189,7 +189,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rpc {
 			a2a.WriteRPCError(w, a2a.V03, nil, e)
 		} else {
-			a2a.WriteRESTError(w, e)
+			a2a.WriteRESTError(w, a2a.RESTVersion(r), e)
 		}
 		return
 	}

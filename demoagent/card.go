@@ -85,7 +85,7 @@ func (a *Agent) serveCard(w http.ResponseWriter, r *http.Request) {
 	b, err := json.Marshal(a.card(false))
 	if err != nil {
 		a.log.Error("agent card not encoded", "err", err)
-		a2a.WriteRESTError(w, a2a.ErrInternal)
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrInternal)
 		return
 	}
 	sum := sha256.Sum256(b)

@@ -104,7 +104,7 @@ func (a *Agent) serveREST(w http.ResponseWriter, r *http.Request, body []byte) {
 	v, explicit, verr := a2a.NegotiateVersion(r)
 	if verr != nil {
 		a.record(r, nil, body)
-		a2a.WriteRESTError(w, verr)
+		a2a.WriteRESTError(w, a2a.V10, verr)
 		return
 	}
 	if !explicit {
@@ -115,7 +115,7 @@ func (a *Agent) serveREST(w http.ResponseWriter, r *http.Request, body []byte) {
 	op, e := a2a.ClassifyREST(r.Method, r.URL.EscapedPath(), r.URL.Query(), body, v, explicit)
 	a.record(r, op, body)
 	if e != nil {
-		a2a.WriteRESTError(w, e)
+		a2a.WriteRESTError(w, op.Version, e)
 		return
 	}
 	d := dialect{v: op.Version, proto: op.Version == a2a.V03}
@@ -123,7 +123,7 @@ func (a *Agent) serveREST(w http.ResponseWriter, r *http.Request, body []byte) {
 	rep, e := a.dispatch(r, c)
 	switch {
 	case e != nil:
-		a2a.WriteRESTError(w, e)
+		a2a.WriteRESTError(w, op.Version, e)
 	case rep.stream != nil:
 		a.writeStream(w, r, rep.stream, func(payload any) any { return payload })
 	case rep.noContent:
@@ -137,7 +137,7 @@ func (a *Agent) writeJSON(w http.ResponseWriter, status int, contentType string,
 	b, err := json.Marshal(v)
 	if err != nil {
 		a.log.Error("response not encoded", "err", err)
-		a2a.WriteRESTError(w, a2a.ErrInternal)
+		a2a.WriteRESTError(w, a2a.V10, a2a.ErrInternal)
 		return
 	}
 	w.Header().Set("Content-Type", contentType)

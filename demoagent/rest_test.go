@@ -65,7 +65,7 @@ func TestRESTSendGetCancel(t *testing.T) {
 			}
 
 			code, _, body = e.rest(t, http.MethodGet, rc.prefix+"/tasks/no-such-task", rc.header, nil)
-			if code != http.StatusNotFound || path(t, decode(t, body), "error", "details", 0, "reason") != "TASK_NOT_FOUND" {
+			if code != http.StatusNotFound || restReason(t, rc.v, body) != "TASK_NOT_FOUND" {
 				t.Fatalf("unknown task: HTTP %d %s", code, body)
 			}
 
@@ -80,7 +80,7 @@ func TestRESTSendGetCancel(t *testing.T) {
 				t.Fatalf("cancel: HTTP %d %s", code, body)
 			}
 			code, _, body = e.rest(t, http.MethodPost, rc.prefix+"/tasks/"+w.TaskID+":cancel", rc.header, nil)
-			if code != http.StatusConflict || path(t, decode(t, body), "error", "details", 0, "reason") != "TASK_NOT_CANCELABLE" {
+			if code != http.StatusConflict || restReason(t, rc.v, body) != "TASK_NOT_CANCELABLE" {
 				t.Fatalf("second cancel: HTTP %d %s", code, body)
 			}
 		})
@@ -123,7 +123,7 @@ func TestRESTStreamAndSubscribe(t *testing.T) {
 				}
 			}
 			code, _, body = e.rest(t, http.MethodGet, rc.prefix+"/tasks/"+w.TaskID+":subscribe", rc.header, nil)
-			if code != http.StatusBadRequest || path(t, decode(t, body), "error", "details", 0, "reason") != "UNSUPPORTED_OPERATION" {
+			if code != http.StatusBadRequest || restReason(t, rc.v, body) != "UNSUPPORTED_OPERATION" {
 				t.Fatalf("subscribe to a terminal task: HTTP %d %s", code, body)
 			}
 		})
@@ -237,4 +237,25 @@ func TestRESTErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restReason reads the reason of an HTTP+JSON error in the shape of version
+// v: 1.0's google.rpc.Status details, or the code of 0.3's {code, message}.
+func restReason(t *testing.T, v a2a.Version, body []byte) string {
+	t.Helper()
+	if v == a2a.V10 {
+		return path(t, decode(t, body), "error", "details", 0, "reason").(string)
+	}
+	var e struct {
+		Code int `json:"code"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("not a 0.3 error: %s", body)
+	}
+	for _, known := range []*a2a.Error{a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable, a2a.ErrUnsupportedOperation} {
+		if known.Code == e.Code {
+			return known.Reason
+		}
+	}
+	return ""
 }

@@ -390,13 +390,24 @@ func (r azReply) restReason() string {
 	return env.Error.Details[0].Reason
 }
 
+// rest03Code reads the code of a 0.3 HTTP+JSON error ({"code", "message"}).
+func (r azReply) rest03Code() int {
+	var e struct {
+		Code int `json:"code"`
+	}
+	if json.Unmarshal(r.body, &e) != nil {
+		return 0
+	}
+	return e.Code
+}
+
 // is reports whether r is the protocol error e as binding b writes it.
 func (r azReply) is(b a2a.Binding, e *a2a.Error) bool {
 	if r.stream {
 		return false
 	}
 	if b == a2a.BindingREST {
-		return r.status == e.HTTPStatus && r.restReason() == e.Reason
+		return r.status == e.HTTPStatus && (r.restReason() == e.Reason || r.rest03Code() == e.Code)
 	}
 	re := r.rpcError()
 	return r.status == http.StatusOK && re != nil && re.Code == e.Code

@@ -54,7 +54,7 @@ func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
 // serveJWKS publishes the card-signing public key.
 func (cs *cardServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	if cs.jwks == nil {
-		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("this gateway does not sign cards"))
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("this gateway does not sign cards"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/jwk-set+json")

@@ -117,10 +117,26 @@ type call struct {
 func (c call) check(t *testing.T, e *env, want *a2a.Error, restStatus string) {
 	t.Helper()
 	resp, body := e.do(t, c.rq)
-	if c.rpc {
+	switch {
+	case c.rpc:
 		wantRPCError(t, resp, body, c.v, c.id, want)
-	} else {
+	case strings.Contains(c.rq.path, "/v1/") && c.rq.header.Get(a2a.VersionHeader) == "":
+		wantREST03Error(t, resp, body, want)
+	default:
 		wantRESTError(t, resp, body, want, restStatus)
+	}
+}
+
+// wantREST03Error checks a 0.3 HTTP+JSON error: the HTTP status and the
+// {"code", "message"} object the 0.3 SDKs read.
+func wantREST03Error(t *testing.T, resp *http.Response, body []byte, want *a2a.Error) {
+	t.Helper()
+	var got struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if resp.StatusCode != want.HTTPStatus || json.Unmarshal(body, &got) != nil || got.Code != want.Code || got.Message == "" {
+		t.Fatalf("HTTP %d %s, want %d with code %d", resp.StatusCode, body, want.HTTPStatus, want.Code)
 	}
 }
 

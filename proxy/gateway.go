@@ -113,14 +113,14 @@ const agentsPrefix = "/agents/"
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	if !strings.HasPrefix(path, agentsPrefix) {
-		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("not found; agents are served under /agents/{name}/"))
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("not found; agents are served under /agents/{name}/"))
 		return
 	}
 	name, rel, _ := strings.Cut(path[len(agentsPrefix):], "/")
 	a, ok := g.agents[name]
 	if !ok {
 		g.log.Info("request for an unknown agent", "path", clip(path))
-		a2a.WriteRESTError(w, a2a.ErrMethodNotFound.WithMessage("no agent is mounted at "+agentsPrefix+clip(name)))
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("no agent is mounted at "+agentsPrefix+clip(name)))
 		return
 	}
 	g.serveAgent(w, r, a, "/"+rel)
@@ -255,7 +255,7 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 	if s.Op.Binding == a2a.BindingJSONRPC {
 		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
 	} else {
-		a2a.WriteRESTError(w, ae)
+		a2a.WriteRESTError(w, s.Op.Version, ae)
 	}
 	return ae.Reason
 }

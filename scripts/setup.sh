@@ -16,4 +16,5 @@ go mod download
 mkdir -p bin
 go build -o bin/a2a-gateway ./cmd/a2a-gateway
 go build -o bin/demo-agent ./cmd/demo-agent
+./interop/setup.sh   # the interop suite's pinned npm packages and Go modules
 echo "setup: done (bin/a2a-gateway, bin/demo-agent; redis-server $(redis-server --version | awk '{print $3}'))"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: static checks, then every test with the race detector.
+# The test command: static checks, every test with the race detector, then
+# the interop suite with the official A2A SDKs.
 # Tests that need Redis start their own redis-server on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,3 +11,5 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 -timeout 20m ./...
+# The official SDKs' clients and agents, end to end through the gateway.
+./interop/run.sh

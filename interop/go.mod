@@ -1,0 +1,24 @@
+module github.com/a2a-gateway/a2a-gateway/interop
+
+go 1.26.0
+
+require (
+	github.com/a2a-gateway/a2a-gateway v0.0.0
+	github.com/a2aproject/a2a-go v0.3.3
+)
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	golang.org/x/net v0.41.0 // indirect
+	golang.org/x/sync v0.15.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.26.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20250715232539-7130f93afb79 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20250715232539-7130f93afb79 // indirect
+	google.golang.org/grpc v1.73.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+// The suite tests the gateway in this checkout, and uses its protocol
+// package to read webhook bodies.
+replace github.com/a2a-gateway/a2a-gateway => ../

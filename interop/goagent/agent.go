@@ -1,0 +1,64 @@
+// Package goagent is the interop suite's agent built with
+// github.com/a2aproject/a2a-go: its default request handler served over
+// JSON-RPC (A2A 0.3, the only version that SDK speaks), with the SDK's HTTP
+// push sender, plus an out-of-band probe under /interop/ that the cases
+// read.
+package goagent
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+	"github.com/a2aproject/a2a-go/a2asrv/push"
+)
+
+// JSONRPCPath is where the agent serves JSON-RPC, relative to its base URL.
+const JSONRPCPath = "/jsonrpc"
+
+const pushTimeout = 5 * time.Second
+
+// New returns the agent as an http.Handler for the given base URL, which
+// its card advertises.
+func New(baseURL string, log *slog.Logger) http.Handler {
+	st := newState()
+	handler := a2asrv.NewHandler(
+		&executor{st: st},
+		a2asrv.WithLogger(log),
+		a2asrv.WithEventQueueManager(countingQueues{Manager: eventqueue.NewInMemoryManager(), st: st}),
+		a2asrv.WithPushNotifications(
+			recordingPushStore{PushConfigStore: push.NewInMemoryStore(), st: st},
+			push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: pushTimeout}),
+		),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("POST "+JSONRPCPath, a2asrv.NewJSONRPCHandler(handler))
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card(baseURL)))
+	st.mount(mux)
+	return mux
+}
+
+func card(baseURL string) *a2a.AgentCard {
+	return &a2a.AgentCard{
+		Name:               "interop-go-agent",
+		Description:        "Agent built with a2a-go for the a2a-gateway interoperability suite.",
+		URL:                strings.TrimRight(baseURL, "/") + JSONRPCPath,
+		PreferredTransport: a2a.TransportProtocolJSONRPC,
+		ProtocolVersion:    "0.3.0",
+		Version:            "1.0.0",
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{
+			ID:          "scenarios",
+			Name:        "Scenarios",
+			Description: "The first word of the text picks the task lifecycle: complete, stream N, hold, input.",
+			Tags:        []string{"interop"},
+			Examples:    []string{"complete hello", "stream 3", "hold", "input"},
+		}},
+	}
+}

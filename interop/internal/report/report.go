@@ -1,0 +1,185 @@
+// Package report holds the interop suite's vocabulary (the cases, the
+// client/agent pairs, the outcome of each case) and turns a run's results
+// into RESULTS.md, the compatibility table the README includes.
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status is the outcome of one case for one pair.
+type Status string
+
+const (
+	// Pass: the case did what it checks.
+	Pass Status = "pass"
+	// Fail: the case did not, and nothing explains why: the suite fails.
+	Fail Status = "fail"
+	// ExpectedFailure: the case fails because of a known quirk of the SDK
+	// version under test, recorded with its reason.
+	ExpectedFailure Status = "xfail"
+	// Pending: the gateway feature the case checks is not built yet.
+	Pending Status = "pending"
+	// NotApplicable: the pair's protocol version has no such operation.
+	NotApplicable Status = "n/a"
+)
+
+// Case identifies one interop case. The same names are used by the Go and
+// the JavaScript runners.
+type Case string
+
+// The cases, in the order they run and appear in the table.
+const (
+	Card            Case = "card"
+	Send            Case = "send"
+	Stream          Case = "stream"
+	Get             Case = "get"
+	List            Case = "list"
+	Cancel          Case = "cancel"
+	Resubscribe     Case = "resubscribe"
+	InputRequired   Case = "input_required"
+	PushConfig      Case = "push_config"
+	PushRelay       Case = "push_relay"
+	TenantIsolation Case = "tenant_isolation"
+	Dedupe          Case = "dedupe"
+)
+
+// Cases lists every case in table order.
+var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, TenantIsolation, Dedupe}
+
+var caseTitles = map[Case]string{
+	Card:            "card",
+	Send:            "send",
+	Stream:          "stream",
+	Get:             "get",
+	List:            "list",
+	Cancel:          "cancel",
+	Resubscribe:     "resubscribe",
+	InputRequired:   "input-required",
+	PushConfig:      "push config",
+	PushRelay:       "push relay",
+	TenantIsolation: "tenant isolation",
+	Dedupe:          "dedupe",
+}
+
+// Title is the case's column heading.
+func (c Case) Title() string {
+	if t, ok := caseTitles[c]; ok {
+		return t
+	}
+	return string(c)
+}
+
+// ParseCase accepts a case name as the runners print it.
+func ParseCase(s string) (Case, error) {
+	for _, c := range Cases {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("unknown case %q", s)
+}
+
+// SDK is an SDK at the version under test.
+type SDK struct {
+	Name    string
+	Version string
+}
+
+func (s SDK) String() string { return s.Name + " " + s.Version }
+
+// Pair is one client talking to one agent through the gateway.
+type Pair struct {
+	Client   SDK
+	Agent    SDK
+	Binding  string // "JSON-RPC" or "HTTP+JSON"
+	Protocol string // "1.0" or "0.3"
+}
+
+func (p Pair) String() string {
+	return fmt.Sprintf("%s -> %s, %s, A2A %s", p.Client, p.Agent, p.Binding, p.Protocol)
+}
+
+// Applies reports whether the pair's protocol version has the case's
+// operation: ListTasks exists only in 1.0.
+func (p Pair) Applies(c Case) bool {
+	return c != List || p.Protocol == "1.0"
+}
+
+// Result is one case's outcome for one pair, after marks are applied.
+type Result struct {
+	Pair   Pair
+	Case   Case
+	Status Status
+	// Detail is what the runner saw.
+	Detail string
+	// Reason explains an expected failure or a pending case, and for a
+	// failure caused by a stale mark, what to change.
+	Reason string
+}
+
+// Mark records why a case is allowed not to pass for some pairs.
+type Mark struct {
+	// Status is ExpectedFailure or Pending.
+	Status Status
+	// Reason is shown in the table's notes.
+	Reason string
+	// Match, when set, must occur in the failure's detail: the mark then
+	// covers only the known quirk, and the case failing in any other way
+	// still fails the suite.
+	Match string
+}
+
+// Rule attaches a mark to the cases it matches; empty fields match any value.
+type Rule struct {
+	Client, Agent, Binding, Protocol string
+	Case                             Case
+	Mark                             Mark
+}
+
+func (r Rule) matches(p Pair, c Case) bool {
+	eq := func(rule, v string) bool { return rule == "" || strings.EqualFold(rule, v) }
+	return r.Case == c && eq(r.Client, p.Client.Name) && eq(r.Agent, p.Agent.Name) && eq(r.Binding, p.Binding) && eq(r.Protocol, p.Protocol)
+}
+
+// Lookup returns the first rule's mark matching the pair and case.
+func Lookup(rules []Rule, p Pair, c Case) (Mark, bool) {
+	for _, r := range rules {
+		if r.matches(p, c) {
+			return r.Mark, true
+		}
+	}
+	return Mark{}, false
+}
+
+// Classify turns a runner's raw outcome into the case's status. A mark
+// covers only the outcome it names: a marked case that passes fails the
+// suite (the mark is stale and must go), and so does a pending case whose
+// check failed outright or a case pending without a mark.
+func Classify(p Pair, c Case, raw Status, detail string, rules []Rule) Result {
+	r := Result{Pair: p, Case: c, Detail: detail}
+	mark, marked := Lookup(rules, p, c)
+	switch {
+	case raw == Pass && !marked:
+		r.Status = Pass
+	case raw == Pass:
+		r.Status = Fail
+		r.Reason = fmt.Sprintf("marked %s (%s) but passes: remove the mark", mark.Status, mark.Reason)
+	case raw == Fail && marked && mark.Status == ExpectedFailure && strings.Contains(detail, mark.Match):
+		r.Status = ExpectedFailure
+		r.Reason = mark.Reason
+	case raw == Fail && marked && mark.Status == ExpectedFailure:
+		r.Status = Fail
+		r.Reason = fmt.Sprintf("expected to fail with %q (%s), failed otherwise", mark.Match, mark.Reason)
+	case raw == Pending && marked && mark.Status == Pending:
+		r.Status = Pending
+		r.Reason = mark.Reason
+	case raw == Pending:
+		r.Status = Fail
+		r.Reason = "reported pending, but no pending mark covers this case"
+	default:
+		r.Status = Fail
+	}
+	return r
+}

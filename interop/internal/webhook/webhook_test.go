@@ -1,0 +1,154 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want Delivery
+	}{
+		{
+			name: "0.3 task (a2a-go sender, @a2a-js/sdk v0.3 serializer)",
+			body: `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}`,
+			want: Delivery{TaskID: "t1", State: "completed", Kind: "task"},
+		},
+		{
+			name: "0.3 status update",
+			body: `{"kind":"status-update","taskId":"t2","contextId":"c1","status":{"state":"working"},"final":false}`,
+			want: Delivery{TaskID: "t2", State: "working", Kind: "status_update"},
+		},
+		{
+			name: "1.0 StreamResponse with a task",
+			body: `{"task":{"id":"t3","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}}`,
+			want: Delivery{TaskID: "t3", State: "input-required", Kind: "task"},
+		},
+		{
+			name: "1.0 StreamResponse with an artifact update has no state",
+			body: `{"artifactUpdate":{"taskId":"t4","contextId":"c1","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}`,
+			want: Delivery{TaskID: "t4", Kind: "artifact_update"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Parse([]byte(tt.body)); got != tt.want {
+				t.Errorf("Parse = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{`not json`, `{"hello":"world"}`, `[]`} {
+		if d := Parse([]byte(bad)); d.Error == "" {
+			t.Errorf("Parse(%q) = %+v, want an error", bad, d)
+		}
+	}
+}
+
+func post(t *testing.T, url, token string, body []byte) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/a2a+json")
+	if token != "" {
+		req.Header.Set("X-A2A-Notification-Token", token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func deliveries(t *testing.T, url string) []Delivery {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	var body struct {
+		Deliveries []Delivery `json:"deliveries"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Deliveries
+}
+
+func TestReceiver(t *testing.T) {
+	srv := httptest.NewServer(New())
+	defer srv.Close()
+
+	task := []byte(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
+	if code := post(t, srv.URL+"/hooks/h1", "secret-1", task); code != http.StatusNoContent {
+		t.Fatalf("valid notification: HTTP %d", code)
+	}
+	if code := post(t, srv.URL+"/hooks/h1", "", []byte(`garbage`)); code != http.StatusBadRequest {
+		t.Fatalf("garbage: HTTP %d, want 400", code)
+	}
+	got := deliveries(t, srv.URL+"/deliveries/h1")
+	if len(got) != 2 {
+		t.Fatalf("deliveries %+v, want 2", got)
+	}
+	want := Delivery{TaskID: "t1", State: "completed", Kind: "task", ContentType: "application/a2a+json", Token: "secret-1"}
+	if got[0] != want {
+		t.Errorf("first delivery %+v, want %+v", got[0], want)
+	}
+	if got[1].Error == "" {
+		t.Errorf("the garbage delivery carries no error: %+v", got[1])
+	}
+	if other := deliveries(t, srv.URL+"/deliveries/h2"); len(other) != 0 {
+		t.Errorf("an unused hook lists %+v", other)
+	}
+}
+
+func TestReceiverBounds(t *testing.T) {
+	srv := httptest.NewServer(New())
+	defer srv.Close()
+
+	tests := []struct {
+		name string
+		path string
+		body []byte
+		want int
+	}{
+		{"body over the limit", "/hooks/big", bytes.Repeat([]byte("x"), maxBodyBytes+1), http.StatusRequestEntityTooLarge},
+		{"hook id over the limit", "/hooks/" + strings.Repeat("a", maxHookIDLength+1), []byte(`{}`), http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code := post(t, srv.URL+tt.path, "", tt.body); code != tt.want {
+				t.Errorf("HTTP %d, want %d", code, tt.want)
+			}
+		})
+	}
+
+	r := New()
+	for range maxPerHook + 5 {
+		r.record("h", Delivery{TaskID: "t"})
+	}
+	if n := len(r.Deliveries("h")); n != maxPerHook {
+		t.Errorf("kept %d deliveries on one hook, want %d", n, maxPerHook)
+	}
+	for i := range maxHooks + 1 {
+		r.record(strings.Repeat("k", i%7)+string(rune('a'+i%26))+strings.Repeat("z", i/26), Delivery{})
+	}
+	if n := len(r.hooks); n > maxHooks {
+		t.Errorf("kept %d hooks, want at most %d", n, maxHooks)
+	}
+	if len(r.order) != len(r.hooks) {
+		t.Errorf("eviction order tracks %d hooks, map has %d", len(r.order), len(r.hooks))
+	}
+}

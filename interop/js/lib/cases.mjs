@@ -1,0 +1,305 @@
+// The interop cases as run by the @a2a-js/sdk client. Each case returns a
+// short description of what it saw when it passes, throws an Error when it
+// fails, and throws Pending when the behaviour it checks does not exist yet.
+// interop/goclient runs the same cases with the a2a-go client.
+
+import { TaskState } from '@a2a-js/sdk';
+import { TaskNotFoundError } from '@a2a-js/sdk/errors';
+import { artifactTexts, asTask, describeEvent, eventTaskId, sendRequest, stateName, userMessage } from './a2a.mjs';
+
+export class Pending extends Error {}
+
+const STREAM_CHUNKS = 3;
+const MAX_LIST_PAGES = 10;
+
+function expect(cond, msg) {
+  if (!cond) {
+    throw new Error(msg);
+  }
+}
+
+function expectState(task, want, what) {
+  const got = stateName(task.status?.state);
+  expect(got === want, `${what}: task ${task.id} is ${got}, want ${want}`);
+}
+
+function expectArtifact(task, want, what) {
+  const texts = artifactTexts(task);
+  expect(texts.includes(want), `${what}: task ${task.id} artifacts ${JSON.stringify(texts)}, want ${JSON.stringify(want)}`);
+}
+
+function expectSequence(got, want, what) {
+  expect(JSON.stringify(got) === JSON.stringify(want), `${what}: events ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+
+/** Runs one step of a case, naming it in the error when it fails. */
+async function step(what, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof Pending) {
+      throw err;
+    }
+    throw new Error(`${what}: ${err?.message ?? err}`, { cause: err });
+  }
+}
+
+async function sendTask(client, message, signal, what) {
+  return asTask(await step(what, () => client.sendMessage(sendRequest(message), { signal })), what);
+}
+
+/** Reads a stream until an event described as `until`; returns the events seen. */
+async function readUntil(it, until, what) {
+  const seen = [];
+  for (;;) {
+    const { value, done } = await it.next();
+    expect(!done, `${what}: stream ended after ${JSON.stringify(seen.map((e) => describeEvent(e)))} before ${until}`);
+    seen.push(value);
+    if (describeEvent(value) === until) {
+      return seen;
+    }
+  }
+}
+
+async function readRest(it) {
+  const seen = [];
+  for (let r = await it.next(); !r.done; r = await it.next()) {
+    seen.push(r.value);
+  }
+  return seen;
+}
+
+/** Starts a "hold" task on a stream and reads until the agent works on it. */
+async function startHeld(client, signal) {
+  const it = client.sendMessageStream(sendRequest(userMessage('hold')), { signal })[Symbol.asyncIterator]();
+  const seen = await step('hold stream', () => readUntil(it, 'status:working', 'hold'));
+  const taskId = eventTaskId(seen[0]);
+  expect(taskId !== '', `hold: the first event ${describeEvent(seen[0])} names no task`);
+  return { it, taskId, seen };
+}
+
+async function expectTaskNotFound(what, call) {
+  let result;
+  try {
+    result = await call();
+  } catch (err) {
+    expect(err instanceof TaskNotFoundError, `${what}: want TaskNotFoundError, got ${err?.name}: ${err?.message}`);
+    return;
+  }
+  throw new Error(`${what}: succeeded for another tenant's task: ${JSON.stringify(result)}`);
+}
+
+export const cases = {
+  async send({ client }, signal) {
+    const task = await sendTask(client, userMessage('complete hello'), signal, 'send');
+    expectState(task, 'completed', 'send');
+    expectArtifact(task, 'echo: hello', 'send');
+    return `task ${task.id} completed`;
+  },
+
+  async stream({ client }, signal) {
+    const events = [];
+    await step('stream', async () => {
+      for await (const ev of client.sendMessageStream(sendRequest(userMessage(`stream ${STREAM_CHUNKS}`)), { signal })) {
+        events.push(describeEvent(ev));
+      }
+    });
+    const want = ['task:submitted', 'status:working'];
+    for (let i = 1; i <= STREAM_CHUNKS; i++) {
+      want.push(`artifact:chunk ${i}`);
+    }
+    want.push('status:completed');
+    expectSequence(events, want, 'stream');
+    return `${events.length} events in order`;
+  },
+
+  async get({ client }, signal) {
+    const sent = await sendTask(client, userMessage('complete get'), signal, 'send');
+    const got = await step('get', () => client.getTask({ tenant: '', id: sent.id }, { signal }));
+    expect(got.id === sent.id, `get: asked for ${sent.id}, got ${got.id}`);
+    expectState(got, 'completed', 'get');
+    expectArtifact(got, 'echo: get', 'get');
+    return `task ${got.id} completed`;
+  },
+
+  async list({ client, other }, signal) {
+    const contextId = crypto.randomUUID();
+    const want = [];
+    for (const word of ['one', 'two']) {
+      want.push((await sendTask(client, userMessage(`complete ${word}`, { contextId }), signal, 'send')).id);
+    }
+    // One task per page, so the gateway's page tokens are exercised too.
+    const seen = [];
+    let pageToken = '';
+    for (let page = 0; ; page++) {
+      expect(page < MAX_LIST_PAGES, `list: more than ${MAX_LIST_PAGES} pages for ${want.length} tasks`);
+      const res = await step(`list page ${page + 1}`, () =>
+        client.listTasks(
+          { tenant: '', contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken, statusTimestampAfter: undefined },
+          { signal },
+        ),
+      );
+      seen.push(...res.tasks.map((t) => t.id));
+      pageToken = res.nextPageToken;
+      if (!pageToken) {
+        break;
+      }
+    }
+    expect(
+      JSON.stringify([...seen].sort()) === JSON.stringify([...want].sort()),
+      `list: context ${contextId} listed ${JSON.stringify(seen)}, want ${JSON.stringify(want)}`,
+    );
+    // Another tenant listing everything it may see gets none of them.
+    const theirs = [];
+    pageToken = '';
+    for (let page = 0; ; page++) {
+      expect(page < MAX_LIST_PAGES, `other tenant's list: more than ${MAX_LIST_PAGES} pages`);
+      const res = await step(`other tenant's list page ${page + 1}`, () =>
+        other.listTasks(
+          { tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 100, pageToken, statusTimestampAfter: undefined },
+          { signal },
+        ),
+      );
+      theirs.push(...res.tasks.map((t) => t.id));
+      pageToken = res.nextPageToken;
+      if (!pageToken) {
+        break;
+      }
+    }
+    const leaked = theirs.filter((id) => want.includes(id));
+    expect(leaked.length === 0, `other tenant's list shows ${JSON.stringify(leaked)}`);
+    return `${seen.length} tasks over ${seen.length} pages; none listed for the other tenant`;
+  },
+
+  async cancel({ client }, signal) {
+    const { it, taskId, seen } = await startHeld(client, signal);
+    const canceled = await step('cancel', () => client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, { signal }));
+    expectState(canceled, 'canceled', 'cancel');
+    const events = [...seen, ...(await step('stream after cancel', () => readRest(it)))].map(describeEvent);
+    expect(events.at(-1) === 'status:canceled', `cancel: stream ended with ${JSON.stringify(events)}`);
+    return `task ${taskId} canceled; stream ended canceled`;
+  },
+
+  async resubscribe({ client, probes, version }, signal) {
+    const drop = new AbortController();
+    const { it, taskId } = await startHeld(client, AbortSignal.any([signal, drop.signal]));
+    const before = (await step('probe', () => probes.task(taskId, signal))).subscriptions;
+    drop.abort();
+    await it.return().catch(() => {});
+
+    const sub = client.resubscribeTask({ tenant: '', id: taskId }, { signal })[Symbol.asyncIterator]();
+    const first = sub.next(); // sends the request
+    first.catch(() => {}); // awaited below; keeps an early failure from going unhandled
+    // Release the task only once the agent has attached the new subscriber,
+    // so no event can fall between the two streams.
+    await step('waiting for the agent to attach the subscriber', () =>
+      probes.waitFor(
+        () => probes.task(taskId, signal),
+        (t) => t.subscriptions > before,
+        signal,
+      ),
+    );
+    await step('release', () => probes.release(taskId, signal));
+    const events = [];
+    await step('resubscribed stream', async () => {
+      for (let r = await first; !r.done; r = await sub.next()) {
+        events.push(describeEvent(r.value));
+      }
+    });
+    if (version === '1.0') {
+      // 1.0: "the first event MUST be the current Task".
+      expect(events[0] === 'task:working', `resubscribe: first event ${events[0]}, want task:working`);
+    }
+    expect(events.includes('artifact:released'), `resubscribe: events ${JSON.stringify(events)} lack the artifact`);
+    expect(events.at(-1) === 'status:completed', `resubscribe: events ${JSON.stringify(events)} do not end completed`);
+    return `resubscribed after a dropped stream: ${events.join(', ')}`;
+  },
+
+  async input_required({ client }, signal) {
+    const first = await sendTask(client, userMessage('input'), signal, 'send');
+    expectState(first, 'input-required', 'send');
+    const second = await sendTask(
+      client,
+      userMessage('resume now', { taskId: first.id, contextId: first.contextId }),
+      signal,
+      'resume',
+    );
+    expect(second.id === first.id, `resume: answered task ${second.id}, want ${first.id}`);
+    expectState(second, 'completed', 'resume');
+    expectArtifact(second, 'resumed: resume now', 'resume');
+    return `task ${first.id} input-required, then completed`;
+  },
+
+  async push_config({ client, probes }, signal) {
+    const task = await sendTask(client, userMessage('input'), signal, 'send');
+    const hook = probes.hook();
+    const created = await step('create', () =>
+      client.createTaskPushNotificationConfig(
+        { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token: crypto.randomUUID(), authentication: undefined },
+        { signal },
+      ),
+    );
+    expect(created.url === hook.url && created.id !== '', `create: answered ${JSON.stringify(created)}`);
+    const got = await step('get', () => client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id }, { signal }));
+    expect(got.id === created.id && got.url === hook.url, `get: answered ${JSON.stringify(got)}`);
+    const list = async (what) =>
+      (
+        await step(what, () => client.listTaskPushNotificationConfig({ tenant: '', taskId: task.id, pageSize: 0, pageToken: '' }, { signal }))
+      ).configs.map((c) => c.id);
+    const listed = await list('list');
+    expect(listed.includes(created.id), `list: ${JSON.stringify(listed)} lacks ${created.id}`);
+    await step('delete', () => client.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id }, { signal }));
+    const after = await list('list after delete');
+    expect(!after.includes(created.id), `list after delete: ${JSON.stringify(after)} still has ${created.id}`);
+    return `config ${created.id} created, read, listed and deleted`;
+  },
+
+  async push_relay({ client, probes }, signal) {
+    const task = await sendTask(client, userMessage('input'), signal, 'send');
+    const hook = probes.hook();
+    const token = crypto.randomUUID();
+    await step('create', () =>
+      client.createTaskPushNotificationConfig(
+        { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
+        { signal },
+      ),
+    );
+    const done = await sendTask(client, userMessage('resume push', { taskId: task.id, contextId: task.contextId }), signal, 'resume');
+    expectState(done, 'completed', 'resume');
+    const deliveries = await step(`webhook: waiting for the completed notification of task ${task.id}`, () =>
+      probes.waitFor(
+        () => probes.deliveries(hook.id, signal),
+        (ds) => ds.some((d) => d.taskId === task.id && d.state === 'completed'),
+        signal,
+      ),
+    );
+    const final = deliveries.find((d) => d.taskId === task.id && d.state === 'completed');
+    expect(final.token === token, 'webhook: the completed notification does not carry the configured token');
+    const held = (await step('probe', () => probes.task(task.id, signal))).pushUrls;
+    if (held.includes(hook.url)) {
+      throw new Pending(
+        `${deliveries.length} notification(s) reached the webhook straight from the agent, which was given the consumer's URL; nothing passed through a gateway relay`,
+      );
+    }
+    return `${deliveries.length} notification(s) delivered through the gateway relay`;
+  },
+
+  async tenant_isolation({ client, other }, signal) {
+    const task = await sendTask(client, userMessage('complete mine'), signal, 'send');
+    await expectTaskNotFound('getTask', () => other.getTask({ tenant: '', id: task.id }, { signal }));
+    await expectTaskNotFound('cancelTask', () => other.cancelTask({ tenant: '', id: task.id, metadata: undefined }, { signal }));
+    const own = await step('getTask by the owner', () => client.getTask({ tenant: '', id: task.id }, { signal }));
+    expect(own.id === task.id, `getTask by the owner answered ${own.id}`);
+    return `the other tenant gets TaskNotFoundError for task ${task.id}`;
+  },
+
+  async dedupe({ client, probes }, signal) {
+    const message = userMessage('complete once');
+    const first = await sendTask(client, structuredClone(message), signal, 'send');
+    const retry = await sendTask(client, structuredClone(message), signal, 'retry');
+    expect(retry.id === first.id, `retry: answered task ${retry.id}, first send ${first.id}`);
+    const runs = await step('probe', () => probes.executions(message.messageId, signal));
+    expect(runs === 1, `the agent ran message ${message.messageId} ${runs} times`);
+    return `one task (${first.id}) and one execution for two sends`;
+  },
+};

@@ -1,0 +1,55 @@
+package interop
+
+import "github.com/a2a-gateway/a2a-gateway/interop/internal/report"
+
+// The bindings and protocol versions as the table spells them.
+const (
+	jsonRPC  = "JSON-RPC"
+	httpJSON = "HTTP+JSON"
+	v10      = "1.0"
+	v03      = "0.3"
+)
+
+// SDK names; their versions are read from what is installed.
+const (
+	jsSDK = "@a2a-js/sdk"
+	goSDK = "a2a-go"
+)
+
+// pairs is every client/agent combination the SDKs' versions allow, in
+// table order. a2a-go v0.3 speaks only 0.3 over JSON-RPC (and gRPC, which
+// the gateway does not proxy); @a2a-js/sdk speaks 1.0 and, with its
+// compatibility layer, 0.3, over both bindings.
+func pairs(js, goSDKVersion report.SDK) []report.Pair {
+	return []report.Pair{
+		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v10},
+		{Client: js, Agent: js, Binding: httpJSON, Protocol: v10},
+		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v03},
+		{Client: js, Agent: js, Binding: httpJSON, Protocol: v03},
+		{Client: js, Agent: goSDKVersion, Binding: jsonRPC, Protocol: v03},
+		{Client: goSDKVersion, Agent: js, Binding: jsonRPC, Protocol: v03},
+		{Client: goSDKVersion, Agent: goSDKVersion, Binding: jsonRPC, Protocol: v03},
+	}
+}
+
+// marks lists every case allowed not to pass, with the reason. An expected
+// failure is a quirk of an SDK version, never of the gateway; a gateway bug
+// stays a failure until it is fixed. A mark that stops being needed fails
+// the suite, so this list cannot go stale.
+var marks = []report.Rule{
+	{
+		Agent: goSDK,
+		Case:  report.PushConfig,
+		Mark: report.Mark{
+			Status: report.ExpectedFailure,
+			Reason: "a2a-go v0.3.3's JSON-RPC server answers tasks/pushNotificationConfig/delete with HTTP 200 and an empty body " +
+				"instead of a JSON-RPC response (a2asrv writes no response when a method's result is nil), so no client can read " +
+				"the outcome; the config is deleted, and create, get and list pass",
+			Match: "delete: ",
+		},
+	},
+	{
+		Case: report.PushRelay,
+		Mark: report.Mark{Status: report.Pending, Reason: "gateway relay not built: the gateway forwards push-config calls, so the agent's own sender posts to the webhook directly"},
+	},
+}

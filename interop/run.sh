@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the interop suite against the gateway of this checkout and rewrites
+# interop/RESULTS.md. Run ./interop/setup.sh first.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+unformatted=$(gofmt -l $(find . -name '*.go' -not -path './node_modules/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 20m ./...
