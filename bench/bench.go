@@ -1,8 +1,11 @@
 // Package bench measures what the gateway costs: request throughput and
 // latency against the bare upstream, net/http/httputil's ReverseProxy and
-// nginx under the same A2A SendMessage load, and the memory each idle SSE
-// stream holds in the gateway. Every server runs as its own process on
-// loopback; the load generator runs in the calling process.
+// nginx under the same A2A SendMessage load; what JWT authentication,
+// ownership checks in Redis and messageId dedupe add, counted in Redis
+// round trips and JWKS fetches as well as in time; and the memory each idle
+// SSE stream holds in the gateway. Every server runs as its own process on
+// loopback; the load generator and the JWKS endpoint run in the calling
+// process.
 package bench
 
 import (
@@ -37,13 +40,17 @@ type Options struct {
 	GatewayBin string
 	// Nginx is the nginx binary: empty looks it up on PATH, "off" skips it.
 	Nginx string
+	// RedisServer is the redis-server binary for the rows that keep their
+	// state in Redis: empty looks it up on PATH, "off" skips those rows.
+	RedisServer string
 	// Self is the executable re-run in the hidden child roles; it must
 	// dispatch IsChild arguments to RunChild. Default os.Executable().
 	Self string
-	// ProfileDir, when set, runs both gateways in-process in a child of
-	// the harness and writes there the load gateway's CPU profile
-	// (gateway-load-cpu.pprof) and the heap and goroutine profiles of the
-	// stream gateway with every stream open (streams-heap.pprof,
+	// ProfileDir, when set, runs every gateway in-process in a child of
+	// the harness and writes there the CPU profile of each gateway row
+	// under load (gateway-load-cpu.pprof for the passthrough row,
+	// <row>-cpu.pprof for the others) and the heap and goroutine profiles
+	// of the stream gateway with every stream open (streams-heap.pprof,
 	// streams-goroutine.pprof).
 	ProfileDir string
 	// Progress receives one line per step; nil discards them.
@@ -120,6 +127,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer ps.closeAll()
 
 	r := &runner{o: o, dir: dir, ps: ps}
+	defer func() {
+		if r.issuer != nil {
+			if cerr := r.issuer.close(); cerr != nil {
+				r.progress("%v", cerr)
+			}
+		}
+	}()
 	if r.wire, err = newWire(); err != nil {
 		return nil, err
 	}
@@ -161,6 +175,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Machine.Nginx = r.nginxVersion
 		}
 	}
+	if r.redis != nil {
+		rep.Machine.Redis = r.redis.version
+	}
 	if o.Streams > 0 {
 		sr, err := r.streams(ctx)
 		if err != nil {
@@ -182,6 +199,11 @@ type runner struct {
 	gatewayBin   string
 	upstreamURL  string
 	nginxVersion string
+	// Started on first use by the rows that need them.
+	redis     *redisServer
+	redisSkip string
+	issuer    *issuer
+	tokens    []credential
 }
 
 func (r *runner) progress(format string, args ...any) {
@@ -211,11 +233,11 @@ func (r *runner) startSelf(ctx context.Context, role string, args ...string) (st
 	return url, p, err
 }
 
-// launchGateway starts a gateway process for one phase.
-func (r *runner) launchGateway(ctx context.Context, name string, maxStreams int, profile bool) (*runningGateway, error) {
+// launchGateway starts a gateway process for one phase or row.
+func (r *runner) launchGateway(ctx context.Context, name string, maxStreams int, profile bool, setup gatewaySetup) (*runningGateway, error) {
 	gl := gatewayLaunch{
 		bin: r.gatewayBin, self: r.o.Self, dir: r.dir, name: name,
-		upstreamURL: r.upstreamURL, apiKey: r.apiKey, maxStreams: maxStreams,
+		upstreamURL: r.upstreamURL, apiKey: r.apiKey, maxStreams: maxStreams, setup: setup,
 	}
 	if profile {
 		gl.bin = ""

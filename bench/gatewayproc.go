@@ -78,23 +78,64 @@ func newAPIKey() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// gatewaySetup is what distinguishes one benchmarked gateway from another.
+type gatewaySetup struct {
+	// jwksURL, when set, makes the gateway accept only bearer JWTs of the
+	// benchmark issuer, whose keys it fetches from there; otherwise it
+	// accepts only the run's API key. algorithm is the issuer's.
+	jwksURL, algorithm string
+	// redisAddr, when set, is the Redis the gateway keeps its state in,
+	// under keyPrefix; otherwise it uses the embedded store.
+	redisAddr, keyPrefix string
+	// dedupeOff turns messageId deduplication off.
+	dedupeOff bool
+}
+
+// Names of the benchmark's token issuer.
+const (
+	issuerName  = "bench-idp"
+	issuerURL   = "https://idp.a2abench.invalid"
+	audience    = "a2a-gateway-bench"
+	benchTenant = "bench"
+)
+
+// benchScopes are granted to every benchmark client.
+var benchScopes = []string{"a2a:tasks.read", "a2a:tasks.write"}
+
 // gatewayConfig is the configuration the benchmark runs the gateway with:
-// one agent, one API key, the embedded store, warnings only in the log.
-// Only these settings are written, so every other one takes the gateway's
-// own default, and a binary built from another revision still reads it.
-func gatewayConfig(listen, admin, upstreamURL string, maxStreams int) map[string]any {
-	return map[string]any{
+// one agent, one way to authenticate, the store and dedupe of setup,
+// warnings only in the log. Only these settings are written, so every
+// other one takes the gateway's own default, and a binary built from
+// another revision still reads it.
+func gatewayConfig(listen, admin, upstreamURL string, maxStreams int, setup gatewaySetup) map[string]any {
+	cfg := map[string]any{
 		"listen":       listen,
 		"admin_listen": admin,
 		"log":          map[string]any{"level": "warn", "format": "json"},
 		"limits":       map[string]any{"max_streams": maxStreams},
 		"shutdown":     map[string]any{"timeout": "3s", "stream_grace": "1s"},
-		"auth": map[string]any{"api_keys": []any{map[string]any{
-			"name": "bench", "tenant": "bench", "key_env": apiKeyEnv,
-			"scopes": []string{"a2a:tasks.read", "a2a:tasks.write"},
-		}}},
-		"agents": []any{map[string]any{"name": agentName, "url": upstreamURL}},
+		"agents":       []any{map[string]any{"name": agentName, "url": upstreamURL}},
 	}
+	if setup.jwksURL != "" {
+		cfg["auth"] = map[string]any{"issuers": []any{map[string]any{
+			"name": issuerName, "issuer": issuerURL, "audiences": []string{audience},
+			"algorithms": []string{setup.algorithm}, "jwks_url": setup.jwksURL,
+		}}}
+	} else {
+		cfg["auth"] = map[string]any{"api_keys": []any{map[string]any{
+			"name": "bench", "tenant": benchTenant, "key_env": apiKeyEnv, "scopes": benchScopes,
+		}}}
+	}
+	if setup.redisAddr != "" {
+		cfg["store"] = map[string]any{
+			"redis":      map[string]any{"addrs": []string{setup.redisAddr}},
+			"key_prefix": setup.keyPrefix,
+		}
+	}
+	if setup.dedupeOff {
+		cfg["dedupe"] = map[string]any{"disabled": true}
+	}
+	return cfg
 }
 
 // writeGatewayConfig writes cfg as YAML and checks that the gateway's own
@@ -123,6 +164,7 @@ type gatewayLaunch struct {
 	upstreamURL string
 	apiKey      string
 	maxStreams  int
+	setup       gatewaySetup
 	// Only with the in-process (self) gateway: a CPU profile file, and
 	// whether to serve heap profiles on a debug port.
 	cpuProfile string
@@ -151,7 +193,7 @@ func startGateway(ctx context.Context, ps *procSet, gl gatewayLaunch) (*runningG
 			return nil, err
 		}
 		cfgPath := filepath.Join(gl.dir, gl.name+".yaml")
-		if err := writeGatewayConfig(cfgPath, gatewayConfig(listen, admin, gl.upstreamURL, gl.maxStreams)); err != nil {
+		if err := writeGatewayConfig(cfgPath, gatewayConfig(listen, admin, gl.upstreamURL, gl.maxStreams, gl.setup)); err != nil {
 			return nil, err
 		}
 		var cmd *exec.Cmd

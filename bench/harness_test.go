@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -49,21 +50,45 @@ func TestHarnessTiny(t *testing.T) {
 	}
 	t.Log("\n" + progress.String())
 
-	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway} {
+	_, redisErr := exec.LookPath("redis-server")
+	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway, TargetJWTRedis, TargetJWTRedisFollowUp, TargetJWTRedisDedupe} {
 		t.Run(name, func(t *testing.T) {
 			tr := rep.Target(name)
 			if tr == nil {
 				t.Fatal("target missing from the report")
 			}
+			redisRow := strings.HasPrefix(name, "gw-jwt-redis")
 			if tr.Skipped != "" {
-				if name != TargetNginx {
-					t.Fatalf("skipped: %s", tr.Skipped)
+				switch {
+				case name == TargetNginx:
+					t.Skipf("skipped: %s", tr.Skipped)
+				case redisRow && redisErr != nil:
+					t.Skipf("skipped, redis-server is not on PATH: %s", tr.Skipped)
 				}
-				t.Skipf("skipped: %s", tr.Skipped)
+				t.Fatalf("skipped: %s", tr.Skipped)
 			}
 			checkLoad(t, tr.Result)
+			switch {
+			case name == TargetGateway:
+				checkUsage(t, tr, false)
+			case redisRow:
+				checkUsage(t, tr, true)
+			case tr.Gateway != nil:
+				t.Fatalf("a bare target has gateway usage: %+v", tr.Gateway)
+			}
 		})
 	}
+	t.Run("dedupe row settles its records after the answer", func(t *testing.T) {
+		du := rep.Target(TargetJWTRedisDedupe)
+		if du == nil || du.Gateway == nil {
+			t.Skip("the dedupe row was not measured")
+		}
+		// Every message id is new: each request is one first-seen claim,
+		// settled once after its answer.
+		if g := du.Gateway; !near(g.DedupeWaited, 1) || !near(g.DedupeAfterAnswer, 1) || g.PerRequestByOp["evalsha"] < 2 {
+			t.Fatalf("dedupe round trips not counted: %+v", g)
+		}
+	})
 	t.Run("streams", func(t *testing.T) {
 		s := rep.Streams
 		if s == nil {
@@ -81,10 +106,41 @@ func TestHarnessTiny(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{TargetGateway, "idle SSE streams", "targets:"} {
+	want := []string{TargetGateway, "idle SSE streams", "targets:"}
+	if redisErr == nil {
+		want = append(want, "gateway rows", TargetJWTRedisDedupe, "JWKS fetches while measured")
+	}
+	for _, want := range want {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
+	}
+}
+
+// checkUsage checks that a gateway row's counters were read: Redis rows
+// made round trips and fetched their keys before the measurement, the
+// embedded store made none. Fetching keys while measured is a gateway
+// that does not cache them, whatever the machine's speed.
+func checkUsage(t *testing.T, tr *TargetResult, redis bool) {
+	t.Helper()
+	u := tr.Gateway
+	if u == nil {
+		t.Fatal("no gateway usage in the report")
+	}
+	if u.Answered != tr.Result.Requests || u.GatewayRequests < float64(u.Answered) {
+		t.Fatalf("answered %d, gateway counted %.0f, harness %d", u.Answered, u.GatewayRequests, tr.Result.Requests)
+	}
+	if !redis {
+		if u.Store != storeEmbedded || u.RoundTrips != 0 || u.JWT {
+			t.Fatalf("passthrough row: %+v", u)
+		}
+		return
+	}
+	if u.Store != storeRedis || !u.JWT || u.RoundTrips <= 0 || u.PerRequest <= 0 {
+		t.Fatalf("no round trips counted: %+v", u)
+	}
+	if u.JWKSFetchesBefore < 1 || u.JWKSFetchesMeasured != 0 {
+		t.Fatalf("JWKS fetched %d times before and %d times while measured; want at least 1 and 0", u.JWKSFetchesBefore, u.JWKSFetchesMeasured)
 	}
 }
 
@@ -162,7 +218,8 @@ func TestInterruptStopsEveryChild(t *testing.T) {
 }
 
 // harnessChildren lists running processes started by a harness in this
-// test binary: its own child roles and anything run from its temp dirs.
+// test binary: its own child roles, anything run from its temp dirs, and
+// anything working in them (redis-server renames its process).
 func harnessChildren(t *testing.T) []string {
 	t.Helper()
 	self, err := os.Executable()
@@ -184,7 +241,9 @@ func harnessChildren(t *testing.T) []string {
 			continue
 		}
 		cmd := strings.ReplaceAll(strings.TrimRight(string(raw), "\x00"), "\x00", " ")
-		if (strings.Contains(cmd, self) && strings.Contains(cmd, ChildCommand)) || strings.Contains(cmd, os.TempDir()+"/a2abench-") {
+		cwd, _ := os.Readlink("/proc/" + e.Name() + "/cwd")
+		runDir := os.TempDir() + "/a2abench-"
+		if (strings.Contains(cmd, self) && strings.Contains(cmd, ChildCommand)) || strings.Contains(cmd, runDir) || strings.HasPrefix(cwd, runDir) {
 			if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
 				continue // a zombie holds nothing and is reaped by its parent
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,12 +18,38 @@ import (
 // loadSpec describes closed-loop load on one target: Concurrency clients,
 // each sending its next request as soon as the previous answer is read.
 type loadSpec struct {
-	URL         string
-	APIKey      string
+	URL string
+	// Creds are the clients' credentials: client i sends Creds[i%len].
+	Creds       []credential
+	Shape       requestShape
 	Concurrency int
 	// Timeout bounds one exchange, so a stuck target cannot hang the run.
 	Timeout time.Duration
 }
+
+// credential is the header a client authenticates with.
+type credential struct{ header, value string }
+
+func apiKeyCredential(key string) credential { return credential{header: apiKeyHeader, value: key} }
+
+func bearerCredential(token string) credential {
+	return credential{header: "Authorization", value: "Bearer " + token}
+}
+
+// requestShape says which task and context each request names, which
+// decides what authorization has to look up or reserve in the store.
+type requestShape int
+
+const (
+	// shapeOneShot names neither: a new task in a new context.
+	shapeOneShot requestShape = iota
+	// shapeNewContext names a context of the client's choosing, new for
+	// every request, which the gateway reserves for the caller.
+	shapeNewContext
+	// shapeFollowUp names the client's own task and its context, started
+	// by startConversations before the load.
+	shapeFollowUp
+)
 
 // LoadResult is what one target achieved over its measured windows.
 type LoadResult struct {
@@ -58,13 +85,16 @@ const maxErrorKinds = 8
 
 // loadWorker is one client's loop and its statistics over every round.
 type loadWorker struct {
-	prefix string // of its message ids, unique per worker
-	seq    uint64
-	hist   *Histogram
-	errors int64
-	kinds  map[string]int64
-	body   []byte
-	resp   bytes.Buffer
+	prefix string // of its message and context ids, unique per worker
+	cred   credential
+	// conversation is the task and context a follow-up names.
+	conversation msgRefs
+	seq          uint64
+	hist         *Histogram
+	errors       int64
+	kinds        map[string]int64
+	body         []byte
+	resp         bytes.Buffer
 }
 
 // loader drives one target over several measured windows. Its clients and
@@ -84,6 +114,9 @@ func newLoader(w *wire, spec loadSpec) (*loader, error) {
 	if spec.Concurrency < 1 {
 		return nil, fmt.Errorf("load needs at least one client")
 	}
+	if len(spec.Creds) == 0 {
+		return nil, fmt.Errorf("load needs at least one credential")
+	}
 	tr := &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        2 * spec.Concurrency,
@@ -94,7 +127,7 @@ func newLoader(w *wire, spec loadSpec) (*loader, error) {
 	l := &loader{wire: w, spec: spec, tr: tr, client: &http.Client{Transport: tr, Timeout: spec.Timeout}}
 	l.workers = make([]*loadWorker, spec.Concurrency)
 	for i := range l.workers {
-		l.workers[i] = &loadWorker{prefix: fmt.Sprintf("load-%d-", i), hist: NewHistogram(), kinds: map[string]int64{}}
+		l.workers[i] = &loadWorker{prefix: fmt.Sprintf("load-%d-", i), cred: spec.Creds[i%len(spec.Creds)], hist: NewHistogram(), kinds: map[string]int64{}}
 	}
 	return l, nil
 }
@@ -110,7 +143,23 @@ func (l *loader) run(ctx context.Context, warmup, window time.Duration) (float64
 	}
 	before := l.answered()
 	measureFrom := time.Now().Add(warmup)
-	end := measureFrom.Add(window)
+	if err := l.drive(ctx, measureFrom, measureFrom.Add(window)); err != nil {
+		return 0, err
+	}
+	rps := float64(l.answered()-before) / window.Seconds()
+	l.seconds += window.Seconds()
+	l.roundRPS = append(l.roundRPS, rps)
+	return rps, nil
+}
+
+// warm loads the target for d without recording anything.
+func (l *loader) warm(ctx context.Context, d time.Duration) error {
+	end := time.Now().Add(d)
+	return l.drive(ctx, end, end)
+}
+
+// drive runs every client until end, recording what starts after measureFrom.
+func (l *loader) drive(ctx context.Context, measureFrom, end time.Time) error {
 	var wg sync.WaitGroup
 	for _, wk := range l.workers {
 		wg.Add(1)
@@ -121,12 +170,45 @@ func (l *loader) run(ctx context.Context, warmup, window time.Duration) (float64
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("load interrupted: %w", err)
+		return fmt.Errorf("load interrupted: %w", err)
 	}
-	rps := float64(l.answered()-before) / window.Seconds()
-	l.seconds += window.Seconds()
-	l.roundRPS = append(l.roundRPS, rps)
-	return rps, nil
+	return nil
+}
+
+// startConversations has every client start the conversation its
+// follow-ups continue: one send in a context of its own, whose answer
+// names the task.
+func (l *loader) startConversations(ctx context.Context) error {
+	errs := make(chan error, len(l.workers))
+	for _, wk := range l.workers {
+		go func() {
+			wk.seq++
+			refs := msgRefs{contextID: wk.prefix + "conversation"}
+			if err := wk.exchange(ctx, l.client, l.wire, l.spec, wk.seq, refs); err != nil {
+				errs <- fmt.Errorf("starting a conversation: %w", err)
+				return
+			}
+			task, err := taskIDOf(wk.resp.Bytes())
+			if err != nil {
+				errs <- fmt.Errorf("starting a conversation: %w", err)
+				return
+			}
+			if !plainID(task) {
+				errs <- fmt.Errorf("starting a conversation: the agent issued task id %q, which a follow-up cannot name as it is", task)
+				return
+			}
+			refs.taskID = task
+			wk.conversation = refs
+			errs <- nil
+		}()
+	}
+	var first error
+	for range l.workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func (l *loader) answered() uint64 {
@@ -168,7 +250,7 @@ func (wk *loadWorker) loop(ctx context.Context, client *http.Client, w *wire, sp
 			return
 		}
 		wk.seq++
-		err := wk.exchange(ctx, client, w, spec, wk.seq)
+		err := wk.exchange(ctx, client, w, spec, wk.seq, wk.refs(spec.Shape, wk.seq))
 		if start.Before(measureFrom) {
 			continue
 		}
@@ -183,14 +265,26 @@ func (wk *loadWorker) loop(ctx context.Context, client *http.Client, w *wire, sp
 	}
 }
 
-// exchange sends one SendMessage and checks the answer.
-func (wk *loadWorker) exchange(ctx context.Context, client *http.Client, w *wire, spec loadSpec, seq uint64) error {
-	wk.body = w.appendRequest(wk.body[:0], w.send, wk.prefix, seq)
+// refs are the task and context request seq names.
+func (wk *loadWorker) refs(shape requestShape, seq uint64) msgRefs {
+	switch shape {
+	case shapeNewContext:
+		return msgRefs{contextID: wk.prefix + "ctx-" + strconv.FormatUint(seq, 10)}
+	case shapeFollowUp:
+		return wk.conversation
+	}
+	return msgRefs{}
+}
+
+// exchange sends one SendMessage naming refs and checks the answer, which
+// it leaves in wk.resp.
+func (wk *loadWorker) exchange(ctx context.Context, client *http.Client, w *wire, spec loadSpec, seq uint64, refs msgRefs) error {
+	wk.body = w.appendRequest(wk.body[:0], w.send, wk.prefix, seq, refs)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, spec.URL, bytes.NewReader(wk.body))
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
-	setRequestHeaders(req.Header, w, spec.APIKey)
+	setRequestHeaders(req.Header, w, wk.cred)
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("transport: %s", errorKind(err))
@@ -204,13 +298,13 @@ func (wk *loadWorker) exchange(ctx context.Context, client *http.Client, w *wire
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return checkResult(wk.resp.Bytes(), seq)
+	return checkResult(wk.resp.Bytes(), seq, refs)
 }
 
-func setRequestHeaders(h http.Header, w *wire, apiKey string) {
+func setRequestHeaders(h http.Header, w *wire, cred credential) {
 	h.Set("Content-Type", "application/json")
 	h.Set(a2a.VersionHeader, w.version)
-	h.Set(apiKeyHeader, apiKey)
+	h.Set(cred.header, cred.value)
 }
 
 // errorKind shortens a transport error to its last, most specific part,

@@ -1,17 +1,14 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // rssKiB reads a process's resident set size (VmRSS) from /proc.
@@ -38,49 +35,39 @@ func rssKiB(pid int) (int64, error) {
 	return 0, fmt.Errorf("read RSS: no VmRSS line for pid %d", pid)
 }
 
-// scrapeMetrics reads the named unlabelled samples from a Prometheus text
-// exposition at url. A name that is absent is an error.
-func scrapeMetrics(ctx context.Context, url string, names ...string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, which
+// the kernel's user-space interface fixes at 100 on every architecture Go
+// supports on Linux.
+const userHZ = 100
+
+// cpuTime reads the user plus system CPU time a process has used so far,
+// all its threads together, from /proc/<pid>/stat.
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return nil, err
+		return 0, fmt.Errorf("read CPU time: %w", err)
 	}
-	req.Header.Set("Accept", "text/plain")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
+	// The command name in parentheses may hold spaces and parentheses;
+	// the fields that follow start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("read CPU time: malformed stat for pid %d", pid)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape %s: status %d", url, resp.StatusCode)
+	// Fields 14 (utime) and 15 (stime) of proc(5), counted from the state,
+	// which is field 3.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("read CPU time: short stat for pid %d", pid)
 	}
-	want := make(map[string]bool, len(names))
-	for _, n := range names {
-		want[n] = true
-	}
-	out := make(map[string]float64, len(names))
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 16<<20))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !want[name] {
-			continue
+	var ticks int64
+	for _, s := range f[11:13] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("read CPU time: pid %d: bad tick count %q", pid, s)
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return nil, fmt.Errorf("scrape %s: %s: %w", url, name, err)
-		}
-		out[name] = v
+		ticks += v
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	for _, n := range names {
-		if _, ok := out[n]; !ok {
-			return nil, fmt.Errorf("scrape %s: no sample named %s", url, n)
-		}
-	}
-	return out, nil
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
 // Machine describes where the numbers were taken.
@@ -91,6 +78,7 @@ type Machine struct {
 	Kernel    string `json:"kernel"`
 	OS        string `json:"os"`
 	Nginx     string `json:"nginx,omitempty"`
+	Redis     string `json:"redis,omitempty"`
 }
 
 func machineInfo() Machine {

@@ -19,6 +19,19 @@ const (
 	MaxP99Ratio = 1.2
 	// MaxKiBPerStream bounds the gateway memory an idle stream holds.
 	MaxKiBPerStream = 64.0
+	// MinJWTRedisRatio: authenticating JWTs and checking ownership in Redis
+	// keeps at least this share of the passthrough run's rate.
+	MinJWTRedisRatio = 0.7
+	// MaxRoundTripsPerRequest: the hot path makes one Redis round trip per
+	// request (pipelined where more commands are needed), give or take
+	// RoundTripTolerance for background work such as lease renewals.
+	MaxRoundTripsPerRequest = 1.0
+	RoundTripTolerance      = 0.05
+	// MinDedupeRatio: dedupe keeps at least this share of the rate without it.
+	MinDedupeRatio = 0.8
+	// MaxDedupeRoundTrips: dedupe adds at most this many round trips that
+	// a first-seen request waits for.
+	MaxDedupeRoundTrips = 1.0
 )
 
 // Report is everything one run measured.
@@ -30,9 +43,12 @@ type Report struct {
 	Targets         []TargetResult `json:"targets"`
 	// Ratios compare the gateway with the bare proxies; absent when either
 	// side was not measured.
-	Ratios   *Ratios       `json:"ratios,omitempty"`
-	Streams  *StreamResult `json:"streams,omitempty"`
-	Verdicts []Verdict     `json:"verdicts"`
+	Ratios *Ratios `json:"ratios,omitempty"`
+	// GatewayRatios compare the gateway rows with one another; absent when
+	// the rows they need were not measured.
+	GatewayRatios *GatewayRatios `json:"gateway_ratios,omitempty"`
+	Streams       *StreamResult  `json:"streams,omitempty"`
+	Verdicts      []Verdict      `json:"verdicts"`
 }
 
 // Settings are the run's parameters.
@@ -55,6 +71,26 @@ type Ratios struct {
 	// connections, which is what the gateway's own transport does.
 	ThroughputVsTuned float64 `json:"throughput_vs_httputil_tuned,omitempty"`
 	P99VsTuned        float64 `json:"p99_vs_httputil_tuned,omitempty"`
+}
+
+// GatewayRatios compare the authorizing gateway rows with the passthrough
+// run and with one another.
+type GatewayRatios struct {
+	// JWTRedis over the passthrough run.
+	JWTRedisThroughput float64 `json:"jwt_redis_vs_passthrough_throughput"`
+	JWTRedisP99        float64 `json:"jwt_redis_vs_passthrough_p99"`
+	// JWTRedisRoundTrips is gw-jwt-redis's store round trips per request.
+	JWTRedisRoundTrips float64 `json:"jwt_redis_round_trips_per_request"`
+	// Dedupe over JWTRedis, when the dedupe row was measured.
+	DedupeThroughput float64 `json:"dedupe_vs_jwt_redis_throughput,omitempty"`
+	DedupeP99        float64 `json:"dedupe_vs_jwt_redis_p99,omitempty"`
+	// Dedupe's own round trips per request in the dedupe row: the claim a
+	// request waits for, and the settling after the answer. RowsDiffer is
+	// how many more round trips per request the dedupe row made in all
+	// than gw-jwt-redis, whoever made them.
+	DedupeWaited      float64 `json:"dedupe_waited_round_trips,omitempty"`
+	DedupeAfterAnswer float64 `json:"dedupe_after_answer_round_trips,omitempty"`
+	DedupeRowsDiffer  float64 `json:"dedupe_rows_differ_round_trips,omitempty"`
 }
 
 // Verdict is one target and whether this run met it.
@@ -100,6 +136,7 @@ func (r *Report) evaluate() {
 				Limit: fmt.Sprintf("<= %.2fx", MaxP99Ratio), Met: r.Ratios.P99VsBare <= MaxP99Ratio},
 		)
 	}
+	r.evaluateGateways()
 	if s := r.Streams; s != nil && s.Opened > 0 {
 		v := Verdict{Name: "RSS per idle stream (KiB)", Value: s.RSSPerStreamKiB,
 			Limit: fmt.Sprintf("<= %.0f KiB", MaxKiBPerStream), Met: s.RSSPerStreamKiB <= MaxKiBPerStream}
@@ -117,6 +154,75 @@ func (r *Report) evaluate() {
 	}
 }
 
+// gatewayRow is a measured gateway row with its usage, or nil.
+func (r *Report) gatewayRow(name string) (*LoadResult, *GatewayUsage) {
+	res := r.measured(name)
+	t := r.Target(name)
+	if res == nil || t.Gateway == nil {
+		return nil, nil
+	}
+	return res, t.Gateway
+}
+
+// evaluateGateways fills GatewayRatios and their verdicts.
+func (r *Report) evaluateGateways() {
+	pass := r.measured(TargetGateway)
+	jr, ju := r.gatewayRow(TargetJWTRedis)
+	if jr == nil {
+		return
+	}
+	q := &GatewayRatios{JWTRedisRoundTrips: ju.PerRequest}
+	if pass != nil && pass.P99 > 0 {
+		q.JWTRedisThroughput = jr.RPS / pass.RPS
+		q.JWTRedisP99 = float64(jr.P99) / float64(pass.P99)
+		r.Verdicts = append(r.Verdicts, Verdict{Name: "gw-jwt-redis vs passthrough throughput", Value: q.JWTRedisThroughput,
+			Limit: fmt.Sprintf(">= %.2fx", MinJWTRedisRatio), Met: q.JWTRedisThroughput >= MinJWTRedisRatio})
+	}
+	rtLimit := MaxRoundTripsPerRequest + RoundTripTolerance
+	r.Verdicts = append(r.Verdicts, Verdict{Name: "gw-jwt-redis Redis round trips/request", Value: ju.PerRequest,
+		Limit: fmt.Sprintf("<= %.2f", rtLimit), Met: ju.PerRequest <= rtLimit, Detail: formatOps(ju.PerRequestByOp)})
+
+	var fetches int64
+	var rows []string
+	for _, t := range r.Targets {
+		if t.Gateway != nil && t.Gateway.JWT {
+			fetches += t.Gateway.JWKSFetchesMeasured
+			rows = append(rows, t.Name)
+		}
+	}
+	r.Verdicts = append(r.Verdicts, Verdict{Name: "JWKS fetches while measured", Value: float64(fetches),
+		Limit: "== 0", Met: fetches == 0, Detail: "summed over " + strings.Join(rows, ", ")})
+
+	if dr, du := r.gatewayRow(TargetJWTRedisDedupe); dr != nil && jr.P99 > 0 {
+		q.DedupeThroughput = dr.RPS / jr.RPS
+		q.DedupeP99 = float64(dr.P99) / float64(jr.P99)
+		q.DedupeWaited = du.DedupeWaited
+		q.DedupeAfterAnswer = du.DedupeAfterAnswer
+		q.DedupeRowsDiffer = du.PerRequest - ju.PerRequest
+		limit := MaxDedupeRoundTrips + RoundTripTolerance
+		r.Verdicts = append(r.Verdicts,
+			Verdict{Name: "dedupe vs gw-jwt-redis throughput", Value: q.DedupeThroughput,
+				Limit: fmt.Sprintf(">= %.2fx", MinDedupeRatio), Met: q.DedupeThroughput >= MinDedupeRatio},
+			Verdict{Name: "dedupe round trips waited for", Value: q.DedupeWaited,
+				Limit: fmt.Sprintf("<= %.2f", limit), Met: q.DedupeWaited <= limit,
+				Detail: fmt.Sprintf("%.2f more after the answer; the two rows differ by %+.2f in all", q.DedupeAfterAnswer, q.DedupeRowsDiffer)},
+		)
+	}
+	r.GatewayRatios = q
+}
+
+// formatOps lists round trips per request by op: "pipeline 2.00, evalsha 1.00".
+func formatOps(by map[string]float64) string {
+	if len(by) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(by))
+	for _, op := range sortedOps(by) {
+		parts = append(parts, fmt.Sprintf("%s %.2f", op, by[op]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // WriteTable writes the report as plain text tables.
 func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
@@ -126,12 +232,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if m.Nginx != "" {
 		fmt.Fprintf(&b, ", nginx %s", m.Nginx)
 	}
+	if m.Redis != "" {
+		fmt.Fprintf(&b, ", redis %s", m.Redis)
+	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "gateway: revision %s\n", r.GatewayRevision)
 	fmt.Fprintf(&b, "load:    A2A 1.0 SendMessage over JSON-RPC, %d B answers, %d keep-alive clients, %gs warm-up + %gs per target in %d alternating rounds\n\n",
 		s.ResponseBytes, s.Concurrency, s.WarmupSeconds, s.DurationSeconds, s.Rounds)
 
-	const row = "%-15s %8s %13s %9s %9s %9s %9s %7s  %s\n"
+	const row = "%-21s %8s %13s %9s %9s %9s %9s %7s  %s\n"
 	fmt.Fprintf(&b, row, "target", "req/s", "rounds min-max", "p50", "p90", "p99", "max", "errors", "setup")
 	for _, t := range r.Targets {
 		if t.Result == nil {
@@ -149,6 +258,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(&b, "gateway / httputil-tuned:  throughput %.2fx, p99 %.2fx\n", q.ThroughputVsTuned, q.P99VsTuned)
 		}
 	}
+	r.writeGatewayTable(&b)
 	if st := r.Streams; st != nil {
 		fmt.Fprintf(&b, "\nidle SSE streams: %d opened through the gateway in %.1fs (%d failed, %d ended early), after %d warm-up streams\n",
 			st.Opened, st.OpenSeconds, st.Errors, st.EndedEarly, st.WarmupStreams)
@@ -166,7 +276,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if !v.Met {
 				state = "MISSED"
 			}
-			fmt.Fprintf(&b, "  %-38s %8.2f  (want %s)  %s", v.Name, v.Value, v.Limit, state)
+			fmt.Fprintf(&b, "  %-40s %8.2f  (want %s)  %s", v.Name, v.Value, v.Limit, state)
 			if v.Detail != "" {
 				fmt.Fprintf(&b, ": %s", v.Detail)
 			}
@@ -175,6 +285,58 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeGatewayTable shows what each gateway row cost: its rate and CPU
+// against the passthrough run, its JWKS fetches, and its Redis round trips.
+func (r *Report) writeGatewayTable(b *strings.Builder) {
+	pass := r.measured(TargetGateway)
+	var rows []TargetResult
+	for _, t := range r.Targets {
+		if t.Gateway != nil && t.Result != nil {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	const row = "%-21s %8s %8s %9s %8s %9s %9s  %s\n"
+	b.WriteString("\ngateway rows: CPU per answered request in microseconds, of the gateway and of Redis\n")
+	fmt.Fprintf(b, row, "row", "req/s", "vs pass", "p99", "p99 vs", "gw CPU", "redis CPU", "JWKS fetches")
+	for _, t := range rows {
+		g, x := t.Gateway, t.Result
+		vs, p99 := "-", "-"
+		if pass != nil && pass.P99 > 0 {
+			vs = fmt.Sprintf("%.2fx", x.RPS/pass.RPS)
+			p99 = fmt.Sprintf("%.2fx", float64(x.P99)/float64(pass.P99))
+		}
+		redis, jwks := "-", "-"
+		if g.Store == storeRedis {
+			redis = fmt.Sprintf("%.0f", g.RedisCPUMicros)
+		}
+		if g.JWT {
+			jwks = fmt.Sprintf("%d measured, %d before", g.JWKSFetchesMeasured, g.JWKSFetchesBefore)
+		}
+		fmt.Fprintf(b, row, t.Name, fmt.Sprintf("%.0f", x.RPS), vs, x.P99, p99, fmt.Sprintf("%.0f", g.GatewayCPUMicros), redis, jwks)
+	}
+
+	const rtRow = "%-21s %7s %13s %13s %12s  %s\n"
+	b.WriteString("\nRedis round trips per answered request: in all, dedupe's own (waited for, after the answer),\n")
+	b.WriteString("lifecycle events dropped on a full queue, and all round trips by command\n")
+	fmt.Fprintf(b, rtRow, "row", "in all", "dedupe waited", "dedupe after", "lc dropped", "by command")
+	for _, t := range rows {
+		g := t.Gateway
+		if g.Store != storeRedis {
+			fmt.Fprintf(b, rtRow, t.Name, "-", "-", "-", "-", "embedded store, no round trips")
+			continue
+		}
+		fmt.Fprintf(b, rtRow, t.Name, fmt.Sprintf("%.2f", g.PerRequest), fmt.Sprintf("%.2f", g.DedupeWaited),
+			fmt.Sprintf("%.2f", g.DedupeAfterAnswer), fmt.Sprintf("%.3f", g.LifecycleDropped), formatOps(g.PerRequestByOp))
+	}
+	if q := r.GatewayRatios; q != nil && q.DedupeThroughput > 0 {
+		fmt.Fprintf(b, "\ndedupe / gw-jwt-redis:     throughput %.2fx, p99 %.2fx; dedupe's round trips %.2f waited for + %.2f after the answer; rows differ by %+.2f\n",
+			q.DedupeThroughput, q.DedupeP99, q.DedupeWaited, q.DedupeAfterAnswer, q.DedupeRowsDiffer)
+	}
 }
 
 // WriteJSON writes the report as indented JSON to path.

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the whole benchmark: builds the harness and the gateway, then
-# measures every target and idle-stream memory (about a minute).
+# measures every target, the gateway rows with JWT, Redis and dedupe, and
+# idle-stream memory (about two minutes).
 #
 #   bench/run.sh                      # table on stdout, progress on stderr
 #   bench/run.sh -json bench.json     # also a machine-readable copy
 #   bench/run.sh -duration 5s -concurrency 32 -streams 2000
 #
-# nginx is measured when it is on PATH (Debian: apt-get install nginx-light).
+# nginx is measured when it is on PATH (Debian: apt-get install nginx-light),
+# the gw-jwt-redis rows when redis-server is (apt-get install redis-server).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"

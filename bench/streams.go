@@ -142,13 +142,13 @@ func (s *streamSet) hold(sem chan struct{}, results chan<- error) {
 			<-sem
 		}
 	}
-	body := s.wire.appendRequest(nil, s.wire.stream, "stream-", s.seq.Add(1))
+	body := s.wire.appendRequest(nil, s.wire.stream, "stream-", s.seq.Add(1), msgRefs{})
 	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
 		report(fmt.Errorf("build request: %w", err))
 		return
 	}
-	setRequestHeaders(req.Header, s.wire, s.apiKey)
+	setRequestHeaders(req.Header, s.wire, apiKeyCredential(s.apiKey))
 	req.Header.Set("Accept", a2a.SSEContentType)
 	resp, err := s.client.Do(req)
 	if err != nil {

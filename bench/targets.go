@@ -11,11 +11,22 @@ import (
 
 // Names of the throughput targets, as they appear in the report.
 const (
-	TargetDirect     = "direct"
-	TargetBare       = "httputil"
-	TargetBareTuned  = "httputil-tuned"
-	TargetNginx      = "nginx"
-	TargetGateway    = "a2a-gateway"
+	TargetDirect    = "direct"
+	TargetBare      = "httputil"
+	TargetBareTuned = "httputil-tuned"
+	TargetNginx     = "nginx"
+	// TargetGateway is the passthrough run: API key, embedded store, no
+	// dedupe. What it costs over a bare proxy is recognising the protocol.
+	TargetGateway = "a2a-gateway"
+	// TargetJWTRedis authenticates a bearer JWT and checks ownership in
+	// Redis; every request reserves a new context of the caller's choosing.
+	TargetJWTRedis = "gw-jwt-redis"
+	// TargetJWTRedisFollowUp is the same gateway setup with every request a
+	// follow-up in the caller's own task and context: the lookup path.
+	TargetJWTRedisFollowUp = "gw-jwt-redis-followup"
+	// TargetJWTRedisDedupe is TargetJWTRedis with messageId dedupe on.
+	TargetJWTRedisDedupe = "gw-jwt-redis-dedupe"
+
 	requestTimeout   = 10 * time.Second
 	streamsParallel  = 32
 	streamsOpenLimit = 2 * time.Minute
@@ -27,56 +38,149 @@ type TargetResult struct {
 	Label   string      `json:"label"`
 	Skipped string      `json:"skipped,omitempty"`
 	Result  *LoadResult `json:"result,omitempty"`
+	// Gateway is what a gateway row cost its store and its token issuer.
+	Gateway *GatewayUsage `json:"gateway,omitempty"`
 }
 
-// target starts one server in front of the upstream. start returns the
-// URL to load, a stop function, or a reason to skip the target.
+// target starts one server in front of the upstream, or says why it is
+// skipped.
 type target struct {
 	name, label string
-	start       func(ctx context.Context) (url string, stop func(), skip string, err error)
+	start       func(ctx context.Context) (run *targetRun, skip string, err error)
+}
+
+// targetRun is a started target: where and how to load it.
+type targetRun struct {
+	url  string
+	stop func()
+	// creds authenticate the clients; shape says what their requests name.
+	creds []credential
+	shape requestShape
+	// Gateway rows only: the gateway, whose metrics are read, the store it
+	// uses, and, for JWT rows, its JWKS fetches so far.
+	gw    *runningGateway
+	store string
+	jwks  func() int64
 }
 
 func (r *runner) targets() []target {
 	upHost := hostOf(r.upstreamURL)
-	bare := func(args ...string) func(ctx context.Context) (string, func(), string, error) {
-		return func(ctx context.Context) (string, func(), string, error) {
+	keyed := []credential{apiKeyCredential(r.apiKey)}
+	plain := func(url string, stop func()) *targetRun {
+		return &targetRun{url: url + agentPath(), stop: stop, creds: keyed}
+	}
+	bare := func(args ...string) func(ctx context.Context) (*targetRun, string, error) {
+		return func(ctx context.Context) (*targetRun, string, error) {
 			u, p, err := r.startSelf(ctx, "bareproxy", append([]string{"-target", r.upstreamURL}, args...)...)
 			if err != nil {
-				return "", nil, "", err
+				return nil, "", err
 			}
-			return u + agentPath(), p.stop, "", nil
+			return plain(u, p.stop), "", nil
 		}
 	}
-	gatewayLabel := "a2a-gateway binary, API key, protocol recognition"
+	how := "binary"
 	if r.o.ProfileDir != "" {
-		gatewayLabel = "a2a-gateway in-process, CPU profiler on"
+		how = "in-process, CPU profiler on"
 	}
 	return []target{
-		{TargetDirect, "upstream directly", func(context.Context) (string, func(), string, error) {
-			return r.upstreamURL + agentPath(), func() {}, "", nil
+		{TargetDirect, "upstream directly", func(context.Context) (*targetRun, string, error) {
+			return plain(r.upstreamURL, func() {}), "", nil
 		}},
 		{TargetBare, "httputil.ReverseProxy, DefaultTransport", bare()},
 		{TargetBareTuned, fmt.Sprintf("httputil.ReverseProxy, %d idle conns/host", r.o.Concurrency), bare("-idle-per-host", strconv.Itoa(r.o.Concurrency))},
-		{TargetNginx, "nginx, upstream keepalive", func(ctx context.Context) (string, func(), string, error) {
+		{TargetNginx, "nginx, upstream keepalive", func(ctx context.Context) (*targetRun, string, error) {
 			bin, skip := nginxBinary(r.o.Nginx)
 			if skip != "" {
-				return "", nil, skip, nil
+				return nil, skip, nil
 			}
 			r.nginxVersion = nginxVersion(bin)
 			u, p, err := startNginx(ctx, r.ps, bin, r.dir, upHost, r.o.Concurrency)
 			if err != nil {
-				return "", nil, "", err
+				return nil, "", err
 			}
-			return u + agentPath(), p.stop, "", nil
+			return plain(u, p.stop), "", nil
 		}},
-		{TargetGateway, gatewayLabel, func(ctx context.Context) (string, func(), string, error) {
-			gw, err := r.launchGateway(ctx, "gateway-load", r.o.Concurrency+64, r.o.ProfileDir != "")
+		{TargetGateway, "a2a-gateway " + how + ", API key, embedded store, dedupe off", func(ctx context.Context) (*targetRun, string, error) {
+			gw, err := r.launchGateway(ctx, "gateway-load", r.o.Concurrency+64, r.o.ProfileDir != "", gatewaySetup{dedupeOff: true})
 			if err != nil {
-				return "", nil, "", err
+				return nil, "", err
 			}
-			return gw.url, gw.proc.stop, "", nil
+			return &targetRun{url: gw.url, stop: gw.proc.stop, creds: keyed, gw: gw, store: storeEmbedded}, "", nil
 		}},
+		r.jwtRedisTarget(TargetJWTRedis, "JWT, Redis, new context per request, dedupe off", shapeNewContext, true),
+		r.jwtRedisTarget(TargetJWTRedisFollowUp, "JWT, Redis, follow-ups in own task, dedupe off", shapeFollowUp, true),
+		r.jwtRedisTarget(TargetJWTRedisDedupe, "JWT, Redis, new context per request, dedupe on", shapeNewContext, false),
 	}
+}
+
+// jwtRedisTarget is a gateway that authenticates bearer JWTs against the
+// harness's JWKS and keeps its state in the run's Redis, under a key
+// prefix of its own so that rows cannot see each other's records.
+func (r *runner) jwtRedisTarget(name, label string, shape requestShape, dedupeOff bool) target {
+	if r.o.ProfileDir != "" {
+		label += " (in-process, CPU profiler on)"
+	}
+	return target{name, label, func(ctx context.Context) (*targetRun, string, error) {
+		rs, skip, err := r.redisServer(ctx)
+		if err != nil || skip != "" {
+			return nil, skip, err
+		}
+		is, creds, err := r.tokenIssuer()
+		if err != nil {
+			return nil, "", err
+		}
+		setup := gatewaySetup{
+			jwksURL: is.url(name), algorithm: is.algorithm,
+			redisAddr: rs.addr, keyPrefix: "a2abench." + name, dedupeOff: dedupeOff,
+		}
+		gw, err := r.launchGateway(ctx, name, r.o.Concurrency+64, r.o.ProfileDir != "", setup)
+		if err != nil {
+			return nil, "", err
+		}
+		return &targetRun{
+			url: gw.url, stop: gw.proc.stop, creds: creds, shape: shape,
+			gw: gw, store: storeRedis, jwks: func() int64 { return is.fetchCount(name) },
+		}, "", nil
+	}}
+}
+
+// redisServer starts the run's Redis on first use, or says why the rows
+// that need it are skipped.
+func (r *runner) redisServer(ctx context.Context) (*redisServer, string, error) {
+	if r.redis != nil || r.redisSkip != "" {
+		return r.redis, r.redisSkip, nil
+	}
+	bin, skip := redisBinary(r.o.RedisServer)
+	if skip != "" {
+		r.redisSkip = skip
+		return nil, skip, nil
+	}
+	rs, err := startRedis(ctx, r.ps, bin, r.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	r.progress("redis-server    %s listening on %s", rs.version, rs.addr)
+	r.redis = rs
+	return rs, "", nil
+}
+
+// tokenIssuer starts the run's JWKS server and mints the clients' tokens
+// on first use.
+func (r *runner) tokenIssuer() (*issuer, []credential, error) {
+	if r.issuer != nil {
+		return r.issuer, r.tokens, nil
+	}
+	is, err := startIssuer()
+	if err != nil {
+		return nil, nil, err
+	}
+	creds, err := is.tokens(r.o.Concurrency)
+	if err != nil {
+		_ = is.close()
+		return nil, nil, err
+	}
+	r.issuer, r.tokens = is, creds
+	return is, creds, nil
 }
 
 // agentPath is the request path on every target; the gateway serves the
@@ -92,36 +196,49 @@ func hostOf(raw string) string {
 	return u.Host
 }
 
+// live is a started target under load.
+type live struct {
+	idx    int
+	name   string
+	run    *targetRun
+	loader *loader
+	before gatewaySnapshot
+	// CPU the gateway and Redis used inside the measured windows.
+	gatewayCPU, redisCPU time.Duration
+}
+
 // throughput starts every target, then loads them in turn, round after
 // round, each round giving each target an equal slice of the measured
 // time. Alternating spreads the noise of a shared machine over all
 // targets instead of letting it land on whichever ran at a bad moment.
-// Only the target being loaded (and the upstream) does any work.
+// Only the target being loaded (and the upstream, and Redis for the rows
+// that use it) does any work. A gateway row's counters are read after its
+// warm-up and again once the last round is over.
 func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
-	type live struct {
-		idx    int
-		name   string
-		loader *loader
-	}
-	var lives []live
+	var lives []*live
 	out := []TargetResult{}
 	for _, t := range r.targets() {
-		u, stop, skip, err := t.start(ctx)
+		run, skip, err := t.start(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
 		out = append(out, TargetResult{Name: t.name, Label: t.label, Skipped: skip})
 		if skip != "" {
-			r.progress("%-15s skipped: %s", t.name, skip)
+			r.progress("%-21s skipped: %s", t.name, skip)
 			continue
 		}
-		defer stop()
-		l, err := newLoader(r.wire, loadSpec{URL: u, APIKey: r.apiKey, Concurrency: r.o.Concurrency, Timeout: requestTimeout})
+		defer run.stop()
+		l, err := newLoader(r.wire, loadSpec{URL: run.url, Creds: run.creds, Shape: run.shape, Concurrency: r.o.Concurrency, Timeout: requestTimeout})
 		if err != nil {
 			return nil, err
 		}
 		defer l.close()
-		lives = append(lives, live{idx: len(out) - 1, name: t.name, loader: l})
+		if run.shape == shapeFollowUp {
+			if err := l.startConversations(ctx); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+		lives = append(lives, &live{idx: len(out) - 1, name: t.name, run: run, loader: l})
 	}
 	window := r.o.Duration / time.Duration(r.o.Rounds)
 	r.progress("%d targets, %d clients, %v warm-up, then %d rounds of %v each", len(lives), r.o.Concurrency, r.o.Warmup, r.o.Rounds, window)
@@ -130,14 +247,25 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 		for k := range lives {
 			// Rotate who goes first, so no target always follows the same one.
 			lv := lives[(k+round)%len(lives)]
-			warmup := time.Duration(0)
 			if round == 0 {
-				warmup = r.o.Warmup
+				if err := r.warm(ctx, lv); err != nil {
+					return nil, fmt.Errorf("%s: %w", lv.name, err)
+				}
 			}
-			rps, err := lv.loader.run(ctx, warmup, window)
+			gw0, rd0, err := r.sampleCPU(lv)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", lv.name, err)
 			}
+			rps, err := lv.loader.run(ctx, 0, window)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", lv.name, err)
+			}
+			gw1, rd1, err := r.sampleCPU(lv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", lv.name, err)
+			}
+			lv.gatewayCPU += gw1 - gw0
+			lv.redisCPU += rd1 - rd0
 			fmt.Fprintf(&line, "  %s %.0f/s", lv.name, rps)
 		}
 		r.progress("round %d/%d:%s", round+1, r.o.Rounds, line.String())
@@ -145,15 +273,68 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 	for _, lv := range lives {
 		res := lv.loader.result()
 		out[lv.idx].Result = &res
-		r.progress("%-15s %.0f req/s, p50 %v, p99 %v, %d errors", lv.name, res.RPS, res.P50, res.P99, res.Errors)
+		r.progress("%-21s %.0f req/s, p50 %v, p99 %v, %d errors", lv.name, res.RPS, res.P50, res.P99, res.Errors)
+		if lv.run.gw == nil {
+			continue
+		}
+		after, err := settledSnapshot(ctx, lv.run.gw, lv.run.jwks)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lv.name, err)
+		}
+		u := usageBetween(lv.run.store, lv.run.jwks != nil, res.Requests, lv.before, after)
+		if res.Requests > 0 {
+			u.GatewayCPUMicros = float64(lv.gatewayCPU.Microseconds()) / float64(res.Requests)
+			u.RedisCPUMicros = float64(lv.redisCPU.Microseconds()) / float64(res.Requests)
+		}
+		out[lv.idx].Gateway = u
+		if u.Store == storeRedis {
+			r.progress("%-21s %.2f Redis round trips/request (%s), %d JWKS fetches while measured",
+				lv.name, u.PerRequest, formatOps(u.PerRequestByOp), u.JWKSFetchesMeasured)
+		}
 	}
 	return out, nil
+}
+
+// sampleCPU reads the CPU time a gateway row's process, and the Redis it
+// uses, have consumed so far. Other targets read as zero.
+func (r *runner) sampleCPU(lv *live) (gateway, redis time.Duration, err error) {
+	if lv.run.gw == nil {
+		return 0, 0, nil
+	}
+	if gateway, err = cpuTime(lv.run.gw.proc.Pid()); err != nil {
+		return 0, 0, err
+	}
+	if lv.run.store == storeRedis && r.redis != nil {
+		if redis, err = cpuTime(r.redis.proc.Pid()); err != nil {
+			return 0, 0, err
+		}
+	}
+	return gateway, redis, nil
+}
+
+// warm runs a target's unrecorded warm-up and then, for a gateway row,
+// takes the reading its measured windows are compared with.
+func (r *runner) warm(ctx context.Context, lv *live) error {
+	if r.o.Warmup > 0 {
+		if err := lv.loader.warm(ctx, r.o.Warmup); err != nil {
+			return err
+		}
+	}
+	if lv.run.gw == nil {
+		return nil
+	}
+	before, err := settledSnapshot(ctx, lv.run.gw, lv.run.jwks)
+	if err != nil {
+		return err
+	}
+	lv.before = before
+	return nil
 }
 
 // streams measures idle-stream memory on a fresh gateway process, so the
 // heap left by the throughput phase does not blur the numbers.
 func (r *runner) streams(ctx context.Context) (StreamResult, error) {
-	gw, err := r.launchGateway(ctx, "gateway-streams", r.o.Streams+r.o.WarmupStreams+64, r.o.ProfileDir != "")
+	gw, err := r.launchGateway(ctx, "gateway-streams", r.o.Streams+r.o.WarmupStreams+64, r.o.ProfileDir != "", gatewaySetup{})
 	if err != nil {
 		return StreamResult{}, err
 	}

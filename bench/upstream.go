@@ -15,9 +15,12 @@ import (
 const maxRequestBytes = 64 << 10
 
 // upstream is the agent every target is measured against. A send gets a
-// completed Task padded to ResponseSize bytes; a streaming send gets one
-// working-state event and then silence until the caller leaves, which is
-// what an idle long-running task looks like on the wire.
+// Task padded to ResponseSize bytes: completed when the message names no
+// context, a one-shot request; input-required in the task and context the
+// message names, a conversation that expects another turn, so follow-ups
+// to it stay valid. A streaming send gets one working-state event and then
+// silence until the caller leaves, which is what an idle long-running task
+// looks like on the wire.
 type upstream struct {
 	wire *wire
 	seq  atomic.Uint64
@@ -54,10 +57,19 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "want a JSON-RPC request with an id", http.StatusBadRequest)
 		return
 	}
+	refs := msgRefs{taskID: req.Params.Message.TaskID, contextID: req.Params.Message.ContextID}
+	if !plainID(refs.taskID) || !plainID(refs.contextID) {
+		http.Error(w, "task and context ids must be at most 128 letters, digits, '-', '_' or '.'", http.StatusBadRequest)
+		return
+	}
 	seq := u.seq.Add(1)
 	switch req.Method {
 	case u.wire.send:
-		out := u.wire.appendTaskResult(bufs.out[:0], req.ID, seq, u.wire.completed, true)
+		state := u.wire.completed
+		if refs.contextID != "" {
+			state = u.wire.inputRequired
+		}
+		out := u.wire.appendTaskResult(bufs.out[:0], req.ID, seq, refs, state, true)
 		bufs.out = out[:0]
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
@@ -74,7 +86,7 @@ func (u *upstream) serveStream(w http.ResponseWriter, r *http.Request, id json.R
 	w.Header().Set("Content-Type", a2a.SSEContentType)
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	event := u.wire.appendTaskResult(nil, id, seq, u.wire.working, false)
+	event := u.wire.appendTaskResult(nil, id, seq, msgRefs{}, u.wire.working, false)
 	if err := a2a.WriteSSE(w, "", event); err != nil {
 		return
 	}

@@ -1,6 +1,8 @@
 // Command a2abench measures the gateway against a bare upstream,
-// net/http/httputil's ReverseProxy and nginx, and the memory each idle SSE
-// stream costs it. Run from the module:
+// net/http/httputil's ReverseProxy and nginx; what JWT authentication,
+// ownership checks in Redis and dedupe cost it, in time, Redis round trips
+// and JWKS fetches; and the memory each idle SSE stream costs it. Run from
+// the module:
 //
 //	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-json out.json]
 //
@@ -55,7 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.WarmupStreams, "warmup-streams", 16, "streams opened before the baseline memory sample")
 	fs.StringVar(&o.GatewayBin, "gateway-bin", "", "prebuilt a2a-gateway binary (by default the harness builds one)")
 	fs.StringVar(&o.Nginx, "nginx", "", `nginx binary (by default looked up on PATH; "off" skips nginx)`)
-	fs.StringVar(&o.ProfileDir, "pprof", "", "run the gateway target in-process with the CPU profiler, writing profiles to this directory")
+	fs.StringVar(&o.RedisServer, "redis-server", "", `redis-server binary for the gw-jwt-redis rows (by default looked up on PATH; "off" skips them)`)
+	fs.StringVar(&o.ProfileDir, "pprof", "", "run every gateway in-process with the CPU profiler, writing profiles to this directory")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	timeout := fs.Duration("timeout", 6*time.Minute, "abort the whole run after this long")
 	fs.Usage = func() {
