@@ -3,6 +3,7 @@ package authz
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -313,6 +314,8 @@ const (
 
 // Authenticator maps requests to principals. It is safe for concurrent use.
 type Authenticator struct {
+	verified      *verifiedTokens
+	now           func() time.Time
 	realm         string
 	issuers       map[string]*issuerVerifier // by exact "iss"
 	maxTokenBytes int
@@ -347,10 +350,12 @@ func newAuthenticator(ctx context.Context, o Options, client *http.Client, log *
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &Authenticator{
-		realm:   cmp.Or(o.Realm, DefaultRealm),
-		issuers: make(map[string]*issuerVerifier, len(o.Issuers)),
-		apiKeys: apiKeys,
-		cancel:  cancel,
+		verified: newVerifiedTokens(),
+		now:      now,
+		realm:    cmp.Or(o.Realm, DefaultRealm),
+		issuers:  make(map[string]*issuerVerifier, len(o.Issuers)),
+		apiKeys:  apiKeys,
+		cancel:   cancel,
 	}
 	for i, opt := range o.Issuers {
 		v, err := newIssuerVerifier(fmt.Sprintf("auth.issuers[%d]", i), opt, now)
@@ -484,6 +489,11 @@ func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*Principal
 	if len(raw) > v.maxTokenBytes {
 		return nil, &AuthError{Reason: string(errTooLarge), Issuer: v.name}
 	}
+	key := sha256.Sum256([]byte(raw))
+	now := a.now()
+	if p, ok := a.verified.get(key, now); ok {
+		return p, nil
+	}
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(raw, claims, v.keyfunc(ctx)); err != nil {
 		return nil, &AuthError{Reason: string(tokenFailure(err)), Issuer: v.name}
@@ -491,6 +501,9 @@ func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*Principal
 	p, fail := v.principal(claims)
 	if fail != "" {
 		return nil, &AuthError{Reason: string(fail), Issuer: v.name}
+	}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		a.verified.put(key, p, exp.Time, now)
 	}
 	return p, nil
 }

@@ -263,7 +263,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	go func() {
 		defer stopRenew()
 		if settle != nil {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cleanupTimeout)
+			ctx, cancel := context.WithTimeout(store.OffRequestPath(context.WithoutCancel(r.Context())), cleanupTimeout)
 			defer cancel()
 			settle(ctx)
 		}

@@ -59,8 +59,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.store = st
 	g.closers = append(g.closers, func() { _ = st.Close() })
-	store.Observe(st, func(op string, d time.Duration, failed bool) {
-		m.StoreRoundTrip.WithLabelValues(op).Observe(d.Seconds())
+	store.Observe(st, func(op string, onRequest bool, d time.Duration, failed bool) {
+		path := "background"
+		if onRequest {
+			path = "request"
+		}
+		m.StoreRoundTrip.WithLabelValues(op, path).Observe(d.Seconds())
 		if failed {
 			m.StoreErrors.WithLabelValues(op).Inc()
 		}

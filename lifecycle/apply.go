@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/store"
@@ -21,23 +22,43 @@ var errContended = errors.New("lifecycle: the record kept changing under concurr
 // result with compare-and-set, deciding again on a conflict. Metrics are
 // counted only for the decision that was saved, so a cancel racing a
 // completion is counted once, as whichever terminal state won.
+//
+// The record is read only when this replica does not hold the version it
+// saved last (t.recent): a task's events mostly pass through one replica,
+// and a new task has no record to read. A guess that turns out stale only
+// costs a failed compare-and-set and a read.
 func (t *Tracker) apply(ctx context.Context, ev TaskEvent) (bool, error) {
-	for range maxSaveAttempts {
-		rec, found, err := t.st.Get(ctx, ev.Agent, ev.TaskID)
-		if err != nil {
-			return false, fmt.Errorf("read the task record: %w", err)
+	for attempt := range maxSaveAttempts {
+		rec, found, known := t.recent.get(ev.Agent, ev.TaskID)
+		if attempt > 0 {
+			known = false
 		}
 		o := decide(rec, found, ev)
+		if !known && !(attempt == 0 && o.save) {
+			// No saved version to build on, and nothing a blind create can
+			// settle: read the record.
+			var err error
+			if rec, found, err = t.st.Get(ctx, ev.Agent, ev.TaskID); err != nil {
+				return false, fmt.Errorf("read the task record: %w", err)
+			}
+			o = decide(rec, found, ev)
+		}
 		if o.save {
-			if _, ok, err := t.st.Save(ctx, o.rec, 0); !ok {
+			rev, ok, err := t.st.Save(ctx, o.rec, 0)
+			if !ok {
+				t.recent.drop(ev.Agent, ev.TaskID)
 				if err != nil {
 					return false, fmt.Errorf("save the task record: %w", err)
 				}
 				continue
-			} else if err != nil {
+			}
+			if err != nil {
 				// The record is saved; its indexes catch up at the next save.
 				t.log.Warn("lifecycle: task record saved, indexes behind", "agent", ev.Agent, "task_id", ev.TaskID, "err", err)
 			}
+			saved := o.rec
+			saved.Rev = rev
+			t.recent.put(saved)
 		}
 		t.count(o, ev, found, rec)
 		return o.accepted, nil
@@ -76,6 +97,48 @@ func (t *Tracker) count(o outcome, ev TaskEvent, found bool, old store.TaskLifec
 	if tr.to.Terminal() {
 		t.m.Ended(agent, tenant, to, tr.lifetime)
 	}
+}
+
+// recentRecords bounds the records a tracker remembers.
+const recentRecords = 10000
+
+// recordCache holds the version of each record this replica saved last.
+type recordCache struct {
+	mu sync.Mutex
+	m  map[recordKey]store.TaskLifecycle
+}
+
+type recordKey struct{ agent, task string }
+
+func newRecordCache() *recordCache {
+	return &recordCache{m: make(map[recordKey]store.TaskLifecycle)}
+}
+
+// get returns the remembered record: (record, found in the store, known).
+// An unknown task is returned as not found, the guess for a new task.
+func (c *recordCache) get(agent, task string) (store.TaskLifecycle, bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec, ok := c.m[recordKey{agent, task}]
+	return rec, ok, ok
+}
+
+func (c *recordCache) put(rec store.TaskLifecycle) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= recentRecords {
+		for k := range c.m { // drop an arbitrary entry: a miss only costs a read
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[recordKey{rec.Agent, rec.TaskID}] = rec
+}
+
+func (c *recordCache) drop(agent, task string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, recordKey{agent, task})
 }
 
 // errNoRecord means there is no record of the task.

@@ -300,13 +300,23 @@ func (b *blockingStore) Get(ctx context.Context, agent, taskID string) (store.Ta
 	return b.Lifecycle.Get(ctx, agent, taskID)
 }
 
+// Save blocks too: a new task's first event is saved without a read.
+func (b *blockingStore) Save(ctx context.Context, rec store.TaskLifecycle, ttl time.Duration) (int64, bool, error) {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
+	return b.Lifecycle.Save(ctx, rec, ttl)
+}
+
 func TestQueueFullDropsAndCounts(t *testing.T) {
 	bs := &blockingStore{Lifecycle: memoryStore(t).Lifecycle(), release: make(chan struct{})}
 	k := newTracked(t, bs, withConfig(func(o *config.LifecycleOptions) { o.Workers, o.QueueSize = 1, 1 }))
 	ev := func(id string) lifecycle.TaskEvent {
 		return lifecycle.TaskEvent{Agent: agentName, TaskID: id, Tenant: "acme", State: working}
 	}
-	// The worker takes the first event and blocks in Get; the second fills
+	// The worker takes the first event and blocks in the store; the second fills
 	// the one slot; the third finds the queue full.
 	if err := k.tr.Record(context.Background(), ev("a")); err != nil {
 		t.Fatal(err)

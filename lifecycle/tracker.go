@@ -140,6 +140,8 @@ type Tracker struct {
 	opsToken []byte
 
 	q *queue
+	// recent spares reads of records this replica saved last.
+	recent *recordCache
 	// baseCtx bounds every store call of the workers; cancelled once
 	// Close has waited drainTimeout.
 	baseCtx context.Context
@@ -172,6 +174,7 @@ func New(o Options) (*Tracker, error) {
 	}
 	t := &Tracker{
 		st:        o.Store,
+		recent:    newRecordCache(),
 		o:         o.Config,
 		agents:    make(map[string]Agent, len(o.Agents)),
 		caller:    o.Caller,

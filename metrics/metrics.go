@@ -61,9 +61,9 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	}
 	m.StoreRoundTrip = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "store_round_trip_seconds",
-		Help:    "Round trips to Redis, by command (or pipeline): their count is the store's load, their latency the store's.",
+		Help:    "Round trips to Redis, by command (or pipeline) and path (request: a caller waited for it; background: queued bookkeeping).",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-	}, []string{"op"})
+	}, []string{"op", "path"})
 	m.StoreErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "store_errors_total",
 		Help: "Round trips to Redis that failed, by command (or pipeline).",

@@ -17,6 +17,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // Options assemble a Gateway. Stages run in the order given, before the
@@ -132,6 +133,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		g.cards.ServeCard(w, r, a)
 		return
 	}
+	r = r.WithContext(store.OnRequestPath(r.Context()))
 	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{}}
 	rec := &statusRecorder{ResponseWriter: w}
 	err := g.classify(rec, r, s)

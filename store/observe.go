@@ -8,9 +8,30 @@ import (
 )
 
 // RoundTripObserver is told about every round trip to Redis: the command
-// name, or "pipeline" for a pipeline, how long it took, and whether it
-// failed. It must be cheap; it runs on the request path.
-type RoundTripObserver func(op string, d time.Duration, failed bool)
+// name, or "pipeline" for a pipeline, whether a request waited for it (see
+// OnRequestPath), how long it took, and whether it failed. It must be
+// cheap; it runs on the request path.
+type RoundTripObserver func(op string, onRequestPath bool, d time.Duration, failed bool)
+
+type requestPathKey struct{}
+
+// OnRequestPath marks ctx as a request's own: round trips made with it are
+// ones a caller waits for. Work done later on a caller's behalf (queued
+// bookkeeping) uses OffRequestPath.
+func OnRequestPath(ctx context.Context) context.Context {
+	return context.WithValue(ctx, requestPathKey{}, true)
+}
+
+// OffRequestPath marks ctx as background work, even if derived from a
+// request's context.
+func OffRequestPath(ctx context.Context) context.Context {
+	return context.WithValue(ctx, requestPathKey{}, false)
+}
+
+func onRequestPath(ctx context.Context) bool {
+	v, _ := ctx.Value(requestPathKey{}).(bool)
+	return v
+}
 
 // Observe makes s report each Redis round trip to observe. The embedded
 // store makes none, so it reports nothing.
@@ -30,7 +51,7 @@ func (h roundTripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmd)
-		h.observe(cmd.Name(), time.Since(start), err != nil && err != redis.Nil)
+		h.observe(cmd.Name(), onRequestPath(ctx), time.Since(start), err != nil && err != redis.Nil)
 		return err
 	}
 }
@@ -39,7 +60,7 @@ func (h roundTripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		start := time.Now()
 		err := next(ctx, cmds)
-		h.observe("pipeline", time.Since(start), err != nil && err != redis.Nil)
+		h.observe("pipeline", onRequestPath(ctx), time.Since(start), err != nil && err != redis.Nil)
 		return err
 	}
 }
