@@ -150,7 +150,7 @@ func (c *Cache) ServeCard(w http.ResponseWriter, r *http.Request, key string, up
 	}
 	e, err := c.lookup(r.Context(), cacheKey{key, v}, upstreamCardURLs, forward, o)
 	if err != nil {
-		a2a.WriteRESTError(w, v, protocolError(err))
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), protocolError(err))
 		return
 	}
 	c.write(w, r, e)
