@@ -27,6 +27,7 @@ type memoryStore struct {
 	dedupe    *memDedupe
 	active    *memActive
 	lifecycle *memLifecycle
+	delivery  *memDelivery
 	sweepers  []sweeper
 	stop      chan struct{}
 	done      chan struct{}
@@ -44,7 +45,8 @@ func NewMemory(o Options) Store {
 	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
 	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
 	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
-	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle}
+	s.delivery = newMemDelivery(&s.gate, o.Memory.MaxEntries)
+	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
 }
@@ -79,6 +81,8 @@ func (s *memoryStore) Dedupe() Dedupe { return s.dedupe }
 func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
 
 func (s *memoryStore) Lifecycle() Lifecycle { return s.lifecycle }
+
+func (s *memoryStore) Delivery() DeliveryStore { return s.delivery }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

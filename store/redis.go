@@ -102,6 +102,7 @@ type redisStore struct {
 	dedupe    *redisDedupe
 	active    *redisActive
 	lifecycle *redisLifecycle
+	delivery  *redisDelivery
 }
 
 var _ Store = (*redisStore)(nil)
@@ -125,6 +126,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 		dedupe:    newRedisDedupe(conn),
 		active:    &redisActive{conn: conn},
 		lifecycle: newRedisLifecycle(conn),
+		delivery:  newRedisDelivery(conn),
 	}
 }
 
@@ -137,6 +139,8 @@ func (s *redisStore) Dedupe() Dedupe { return s.dedupe }
 func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
 
 func (s *redisStore) Lifecycle() Lifecycle { return s.lifecycle }
+
+func (s *redisStore) Delivery() DeliveryStore { return s.delivery }
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.

@@ -43,6 +43,8 @@ type Store interface {
 	Dedupe() Dedupe
 	// Lifecycle keeps a lifecycle record per task, and leader leases.
 	Lifecycle() Lifecycle
+	// Delivery is the durable queue of push-notification deliveries.
+	Delivery() DeliveryStore
 }
 
 // gate makes every operation of a store fail once it is closed.

@@ -1,0 +1,1211 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// This file holds the delivery workers of the push relay. Every
+// notification is written to the store's queue (store.DeliveryStore)
+// before any attempt; workers claim endpoints, deliver each endpoint's
+// queue head first and retry it on the schedule until a 2xx, so delivery is
+// at least once and in order per endpoint. Limits and the circuit breaker
+// are per receiver, so one slow or dead receiver holds neither the workers
+// nor the queues of the others. The HTTP sender and the payload format are
+// in the second half of the file, the operators' dead-letter API at its end.
+
+// DeliveryMetrics receives the delivery events the gateway exports. Calls
+// must be cheap: they run on the delivery path. Reasons are the Retry* and
+// Dead* constants.
+type DeliveryMetrics interface {
+	// Queued: a notification was written to the queue (not a duplicate).
+	Queued()
+	// Delivered: a receiver answered 2xx, latency after the event.
+	Delivered(latency time.Duration)
+	// Retried: an attempt failed and another is scheduled.
+	Retried(reason string)
+	// DeadLettered: a notification will not be attempted again.
+	DeadLettered(reason string)
+	// Backlog reports, every GaugeInterval, the deliveries queued across
+	// every replica and the age of the oldest; each replica reports the
+	// same cluster-wide values, so aggregate them with max, not sum.
+	Backlog(depth int, oldestAge time.Duration)
+}
+
+// Reasons passed to DeliveryMetrics.Retried.
+const (
+	RetryTimeout     = "timeout"
+	RetryNetwork     = "network"
+	RetryStatus429   = "status_429"
+	RetryStatus5xx   = "status_5xx"
+	RetryStatusOther = "status_other"
+	RetryCircuitOpen = "circuit_open"
+)
+
+// Reasons passed to DeliveryMetrics.DeadLettered.
+const (
+	DeadRetriesExhausted = "retries_exhausted"
+	DeadGone             = "gone"
+	DeadUndeliverable    = "undeliverable"
+)
+
+// NopDeliveryMetrics discards every event.
+type NopDeliveryMetrics struct{}
+
+func (NopDeliveryMetrics) Queued()                    {}
+func (NopDeliveryMetrics) Delivered(time.Duration)    {}
+func (NopDeliveryMetrics) Retried(string)             {}
+func (NopDeliveryMetrics) DeadLettered(string)        {}
+func (NopDeliveryMetrics) Backlog(int, time.Duration) {}
+
+var _ DeliveryMetrics = NopDeliveryMetrics{}
+
+// Sender makes one delivery attempt. A response of any status is reported
+// as status with a nil error; retryAfter is the receiver's Retry-After, if
+// any. An error means there was no response, or, wrapping ErrUndeliverable,
+// that the notification can never be sent as it is (it is dead-lettered at
+// once).
+type Sender interface {
+	Send(ctx context.Context, d store.Delivery) (status int, retryAfter time.Duration, err error)
+}
+
+// ReceiverKeyer is implemented by a Sender that knows which receiver a
+// delivery goes to (for HTTPSender, the webhook's scheme, host and port).
+// Rate limits, concurrency limits and the circuit breaker are then shared
+// by every endpoint that calls the same receiver; otherwise they are per
+// endpoint.
+type ReceiverKeyer interface {
+	ReceiverKey(d store.Delivery) (string, error)
+}
+
+// ErrUndeliverable marks a notification that no retry can deliver: a
+// payload that does not decode, a URL the policy forbids, a token that is
+// not a valid header value.
+var ErrUndeliverable = errors.New("push: notification cannot be delivered")
+
+// Defaults of DeliveryOptions.
+const (
+	DefaultNotificationTimeout    = 10 * time.Second
+	DefaultMaxRetryAfter          = time.Hour
+	DefaultPerReceiverConcurrency = 16
+	DefaultBreakerFailures        = 5
+	DefaultBreakerCooldown        = 30 * time.Second
+	DefaultDeliveryWorkers        = 64
+	DefaultMinLeaseTTL            = 30 * time.Second
+	DefaultPollInterval           = 250 * time.Millisecond
+	DefaultBatchPerClaim          = 100
+	DefaultGaugeInterval          = 15 * time.Second
+)
+
+// Internal pacing of the workers.
+const (
+	// maxRateWait is the longest a worker sleeps for a receiver's rate
+	// limit; a longer wait releases the endpoint until then instead.
+	maxRateWait = time.Second
+	// busyWait is how long a worker waits for one of a receiver's
+	// concurrency slots before it releases the endpoint for busyRetry.
+	busyWait  = 100 * time.Millisecond
+	busyRetry = 100 * time.Millisecond
+	// releaseRetry paces retries of a release that failed because the
+	// store was unavailable; the lease runs out anyway.
+	releaseRetry   = 250 * time.Millisecond
+	storeOpTimeout = 5 * time.Second
+	// receiverIdle is how long an unused receiver's state is kept.
+	receiverIdle     = 10 * time.Minute
+	receiverSweep    = time.Minute
+	errorLogInterval = 10 * time.Second
+	maxWorkers       = 10_000
+	maxTimeout       = 5 * time.Minute
+	maxBatch         = 10_000
+	maxRate          = 1_000_000 // requests per second, and burst
+)
+
+// DeliveryOptions tune the delivery workers. Zero values take the
+// defaults; Validate reports values out of range, which NewDeliverer
+// replaces by the defaults.
+type DeliveryOptions struct {
+	// Schedule is the delay before each retry; after the last retry fails
+	// the notification is dead-lettered. nil means DefaultSchedule; an
+	// empty non-nil slice means no retries. At most MaxRetries entries.
+	Schedule []time.Duration
+	// NoJitter turns off full jitter (a uniform delay between zero and the
+	// scheduled one), which spreads the retries of queues that failed
+	// together.
+	NoJitter bool
+	// Timeout bounds one attempt, request and response. Default 10s.
+	Timeout time.Duration
+	// MaxRetryAfter caps the Retry-After honoured on 429 and 503. Default 1h.
+	MaxRetryAfter time.Duration
+	// PerReceiverConcurrency bounds the requests in flight to one receiver
+	// from this replica. Order per endpoint does not depend on it: an
+	// endpoint's queue is always delivered one notification at a time.
+	// Default 16.
+	PerReceiverConcurrency int
+	// PerReceiverRate bounds the requests per second to one receiver from
+	// this replica, with bursts of PerReceiverBurst (default: the rate,
+	// rounded up, at least 1). 0 means unlimited.
+	PerReceiverRate  float64
+	PerReceiverBurst int
+	// BreakerFailures is how many failed requests (no response, or 5xx) in
+	// a row open a receiver's circuit breaker for BreakerCooldown. While it
+	// is open, due notifications to the receiver are not sent but counted
+	// as failed attempts, so they follow the schedule and are dead-lettered
+	// in the end. Default 5; negative turns the breaker off. Default
+	// cooldown 30s.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+	// Workers bounds the endpoints this replica delivers at a time.
+	// Default 64.
+	Workers int
+	// Holder names this replica in endpoint leases; unique per replica.
+	// Default: host name, process id and a random suffix.
+	Holder string
+	// LeaseTTL is how long a claim on an endpoint lasts without renewal;
+	// a replica that dies holds its endpoints that long. At least twice
+	// Timeout. Default max(30s, 3*Timeout).
+	LeaseTTL time.Duration
+	// PollInterval is how often the replica looks for due endpoints
+	// (retries coming due, notifications enqueued by other replicas).
+	// Default 250ms.
+	PollInterval time.Duration
+	// BatchPerClaim is how many notifications a worker delivers from one
+	// endpoint before it lets other endpoints have the worker. Default 100.
+	BatchPerClaim int
+	// GaugeInterval is how often the backlog gauges are refreshed. Default 15s.
+	GaugeInterval time.Duration
+	// OnDisabled, when set, is called with an endpoint that was disabled
+	// because its receiver answered 410 Gone, so that its push config can
+	// be deleted. It runs on a worker and must not block.
+	OnDisabled func(endpoint string)
+}
+
+// Validate reports every option out of range; field is the options' path
+// in the configuration.
+func (o *DeliveryOptions) Validate(field string) error {
+	var errs []error
+	add := func(sub, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s.%s: %s", field, sub, fmt.Sprintf(format, args...)))
+	}
+	if len(o.Schedule) > MaxRetries {
+		add("schedule", "at most %d retries, got %d", MaxRetries, len(o.Schedule))
+	}
+	for i, d := range o.Schedule {
+		if d < 0 || d > maxRetryGap {
+			add(fmt.Sprintf("schedule[%d]", i), "must be between 0 and %s", maxRetryGap)
+		}
+	}
+	for _, f := range []struct {
+		name   string
+		d, max time.Duration
+	}{
+		{"timeout", o.Timeout, maxTimeout}, {"max_retry_after", o.MaxRetryAfter, maxRetryGap},
+		{"breaker_cooldown", o.BreakerCooldown, maxRetryGap}, {"lease_ttl", o.LeaseTTL, maxRetryGap},
+		{"poll_interval", o.PollInterval, time.Minute}, {"gauge_interval", o.GaugeInterval, time.Hour},
+	} {
+		if f.d < 0 || f.d > f.max {
+			add(f.name, "must be between 0 and %s", f.max)
+		}
+	}
+	if o.PerReceiverConcurrency < 0 || o.PerReceiverConcurrency > maxWorkers {
+		add("per_receiver_concurrency", "must be between 0 and %d", maxWorkers)
+	}
+	if !(o.PerReceiverRate >= 0 && o.PerReceiverRate <= maxRate) {
+		add("per_receiver_rate", "must be between 0 and %g", float64(maxRate))
+	}
+	if o.PerReceiverBurst < 0 || o.PerReceiverBurst > maxRate {
+		add("per_receiver_burst", "must be between 0 and %d", maxRate)
+	}
+	if o.Workers < 0 || o.Workers > maxWorkers {
+		add("workers", "must be between 0 and %d", maxWorkers)
+	}
+	if o.BatchPerClaim < 0 || o.BatchPerClaim > maxBatch {
+		add("batch_per_claim", "must be between 0 and %d", maxBatch)
+	}
+	if len(o.Holder) > store.MaxNameBytes {
+		add("holder", "must be at most %d bytes", store.MaxNameBytes)
+	}
+	if o.LeaseTTL > 0 && o.LeaseTTL < 2*max(o.Timeout, 0) {
+		add("lease_ttl", "must be at least twice the timeout (%s)", o.Timeout)
+	}
+	if o.LeaseTTL > 0 && o.Timeout == 0 && o.LeaseTTL < 2*DefaultNotificationTimeout {
+		add("lease_ttl", "must be at least twice the default timeout (%s)", DefaultNotificationTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills in zero values, and replaces values Validate refuses,
+// so a Deliverer given unvalidated options still behaves.
+func (o DeliveryOptions) withDefaults() DeliveryOptions {
+	if len(o.Schedule) > MaxRetries || slices.ContainsFunc(o.Schedule, func(d time.Duration) bool { return d < 0 || d > maxRetryGap }) {
+		o.Schedule = nil
+	}
+	if o.Schedule == nil {
+		o.Schedule = DefaultSchedule
+	}
+	o.Schedule = slices.Clone(o.Schedule)
+	orDefault(&o.Timeout, DefaultNotificationTimeout, maxTimeout)
+	orDefault(&o.MaxRetryAfter, DefaultMaxRetryAfter, maxRetryGap)
+	orDefault(&o.BreakerCooldown, DefaultBreakerCooldown, maxRetryGap)
+	orDefault(&o.PollInterval, DefaultPollInterval, time.Minute)
+	orDefault(&o.GaugeInterval, DefaultGaugeInterval, time.Hour)
+	if o.LeaseTTL <= 0 || o.LeaseTTL < 2*o.Timeout || o.LeaseTTL > maxRetryGap {
+		o.LeaseTTL = max(DefaultMinLeaseTTL, 3*o.Timeout)
+	}
+	if o.PerReceiverConcurrency <= 0 || o.PerReceiverConcurrency > maxWorkers {
+		o.PerReceiverConcurrency = DefaultPerReceiverConcurrency
+	}
+	if !(o.PerReceiverRate > 0) || o.PerReceiverRate > maxRate {
+		o.PerReceiverRate = 0
+	}
+	if o.PerReceiverBurst <= 0 || o.PerReceiverBurst > maxRate {
+		o.PerReceiverBurst = max(1, int(math.Ceil(o.PerReceiverRate)))
+	}
+	if o.BreakerFailures == 0 {
+		o.BreakerFailures = DefaultBreakerFailures
+	}
+	if o.Workers <= 0 || o.Workers > maxWorkers {
+		o.Workers = DefaultDeliveryWorkers
+	}
+	if o.BatchPerClaim <= 0 || o.BatchPerClaim > maxBatch {
+		o.BatchPerClaim = DefaultBatchPerClaim
+	}
+	if o.Holder == "" || len(o.Holder) > store.MaxNameBytes {
+		o.Holder = defaultHolder()
+	}
+	return o
+}
+
+func orDefault(d *time.Duration, def, limit time.Duration) {
+	if *d <= 0 || *d > limit {
+		*d = def
+	}
+}
+
+// defaultHolder names this process: host, pid and a random suffix, since
+// containers on one host often share process ids.
+func defaultHolder() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "gateway"
+	}
+	return fmt.Sprintf("%.200s-%d-%s", host, os.Getpid(), rand.Text()[:10])
+}
+
+// Deliverer runs the delivery workers of one replica and serves the
+// dead-letter API. Enqueue may be called at any time; Run delivers until
+// its context ends.
+type Deliverer struct {
+	st      store.DeliveryStore
+	send    Sender
+	keyOf   func(store.Delivery) (string, error)
+	o       DeliveryOptions
+	backoff backoff
+	m       DeliveryMetrics
+	log     *slog.Logger
+	rcv     *receivers
+
+	// hints carries endpoints enqueued on this replica, so they are
+	// delivered without waiting for the next poll.
+	hints chan string
+	// freed wakes the scheduler when a worker ends; wantPoll says whether
+	// it should look for more work then.
+	freed    chan struct{}
+	wantPoll atomic.Bool
+	lastLog  atomic.Int64 // Unix ns of the last store error logged
+
+	mu     sync.Mutex
+	active map[string]*endpointRun
+}
+
+// endpointRun is the state of an endpoint a worker of this replica has.
+type endpointRun struct {
+	// again is set when the endpoint was enqueued to while the worker had
+	// it: a worker that finds the queue empty then looks once more, since
+	// the enqueue may have raced with its release.
+	again bool
+}
+
+// NewDeliverer returns the workers for st, sending with s. Zero options
+// take their defaults, and options Validate refuses are replaced by them;
+// m may be nil (no metrics), log nil (no logs). st and s are required: Run
+// refuses to start without them.
+func NewDeliverer(st store.DeliveryStore, s Sender, o DeliveryOptions, m DeliveryMetrics, log *slog.Logger) *Deliverer {
+	o = o.withDefaults()
+	if m == nil {
+		m = NopDeliveryMetrics{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &Deliverer{
+		st: st, send: s, o: o, m: m, log: log,
+		backoff: newBackoff(o.Schedule, !o.NoJitter, o.MaxRetryAfter),
+		rcv:     newReceivers(o.PerReceiverConcurrency, o.PerReceiverRate, o.PerReceiverBurst, max(o.BreakerFailures, 0), o.BreakerCooldown),
+		hints:   make(chan string, 4*o.Workers),
+		freed:   make(chan struct{}, 1),
+		active:  map[string]*endpointRun{},
+	}
+	d.keyOf = func(n store.Delivery) (string, error) { return n.Endpoint, nil }
+	if k, ok := s.(ReceiverKeyer); ok {
+		d.keyOf = k.ReceiverKey
+	}
+	return d
+}
+
+// Options returns the effective options, defaults filled in.
+func (d *Deliverer) Options() DeliveryOptions {
+	o := d.o
+	o.Schedule = slices.Clone(o.Schedule)
+	return o
+}
+
+// Enqueue writes n durably to its endpoint's queue; it is attempted only
+// after that. n.ID must be 1-256 visible ASCII characters without '.', as
+// it travels in headers (the JWT jti and Standard Webhooks' webhook-id) for
+// receivers to deduplicate on. Enqueueing an id again is harmless. Errors
+// wrap the store's: store.ErrEndpointDisabled means the endpoint's receiver
+// answered 410 Gone, and its push config should go.
+func (d *Deliverer) Enqueue(ctx context.Context, n store.Delivery) error {
+	if d.st == nil {
+		return fmt.Errorf("push: enqueue: %w: the deliverer has no store", store.ErrUnavailable)
+	}
+	if !validID(n.ID) {
+		return fmt.Errorf("push: enqueue: %w: notification id must be 1-%d visible ASCII characters without '.'", store.ErrInvalidArgument, maxIDBytes)
+	}
+	queued, err := d.st.Enqueue(ctx, n)
+	if err != nil {
+		return fmt.Errorf("push: enqueue notification %s: %w", n.ID, err)
+	}
+	if queued {
+		d.m.Queued()
+	}
+	select {
+	case d.hints <- n.Endpoint:
+	default: // the scheduler is busy; its next poll finds the endpoint
+	}
+	return nil
+}
+
+// Run delivers until ctx ends, then waits for its workers, which give
+// their endpoints back so that other replicas carry on at once. Call it
+// once.
+func (d *Deliverer) Run(ctx context.Context) {
+	if d.st == nil || d.send == nil {
+		d.log.Error("push: the deliverer has no store or no sender; notifications are not delivered")
+		return
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { d.reportBacklog(ctx) })
+	poll := time.NewTicker(d.o.PollInterval)
+	defer poll.Stop()
+	sweep := time.NewTicker(receiverSweep)
+	defer sweep.Stop()
+	d.poll(ctx, &wg)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ep := <-d.hints:
+			d.start(ctx, &wg, ep)
+		case <-d.freed:
+			if d.wantPoll.Swap(false) {
+				d.poll(ctx, &wg)
+			}
+		case <-poll.C:
+			d.poll(ctx, &wg)
+		case now := <-sweep.C:
+			d.rcv.sweep(now.Add(-receiverIdle))
+		}
+	}
+}
+
+// poll starts workers on due endpoints, as many as there are free workers.
+func (d *Deliverer) poll(ctx context.Context, wg *sync.WaitGroup) {
+	d.mu.Lock()
+	free := d.o.Workers - len(d.active)
+	d.mu.Unlock()
+	if free <= 0 {
+		d.wantPoll.Store(true)
+		return
+	}
+	c, cancel := context.WithTimeout(ctx, storeOpTimeout)
+	eps, err := d.st.Endpoints(c, min(free, store.MaxEndpointsPerCall))
+	cancel()
+	if err != nil {
+		d.storeError("look for due endpoints", err)
+		return
+	}
+	// A full answer may mean more is due; look again when a worker frees.
+	d.wantPoll.Store(len(eps) == free)
+	for _, ep := range eps {
+		d.start(ctx, wg, ep)
+	}
+}
+
+// start gives ep a worker, unless one has it already or none is free.
+func (d *Deliverer) start(ctx context.Context, wg *sync.WaitGroup, ep string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if r := d.active[ep]; r != nil {
+		r.again = true
+		return
+	}
+	if len(d.active) >= d.o.Workers {
+		d.wantPoll.Store(true)
+		return
+	}
+	d.active[ep] = &endpointRun{}
+	wg.Go(func() { d.work(ctx, ep) })
+}
+
+// drainOutcome says why a worker stopped delivering an endpoint.
+type drainOutcome int
+
+const (
+	drained  drainOutcome = iota // the queue is empty
+	deferred                     // the head waits until a time
+	yielded                      // the batch is done; more is due now
+	stopped                      // the lease is lost, the store failed or Run ends
+)
+
+// work claims ep and delivers its queue.
+func (d *Deliverer) work(ctx context.Context, ep string) {
+	yield := false
+	defer func() {
+		d.mu.Lock()
+		delete(d.active, ep)
+		d.mu.Unlock()
+		if yield {
+			d.wantPoll.Store(true)
+		}
+		select {
+		case d.freed <- struct{}{}:
+		default:
+		}
+	}()
+	for {
+		c, cancel := context.WithTimeout(ctx, storeOpTimeout)
+		ok, err := d.st.ClaimEndpoint(c, ep, d.o.Holder, d.o.LeaseTTL)
+		cancel()
+		if err != nil {
+			d.storeError("claim an endpoint", err)
+			return
+		}
+		if !ok {
+			return // another worker has it
+		}
+		claimed := time.Now()
+		out, next, err := d.drain(ctx, ep, &claimed)
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case errors.Is(err, errLost):
+			// Not ours to release any more.
+			d.log.Debug("push: endpoint taken over", "endpoint", ep, "error", err)
+			return
+		default:
+			d.storeError("deliver an endpoint", err)
+		}
+		d.release(ctx, ep, next, claimed)
+		yield = out == yielded
+		d.mu.Lock()
+		r := d.active[ep]
+		again := out == drained && r.again && ctx.Err() == nil
+		r.again = false
+		d.mu.Unlock()
+		if !again {
+			return
+		}
+	}
+}
+
+// errLost means the worker no longer has the endpoint or its head: another
+// worker took over (its lease ran out) or an operator acted.
+var errLost = errors.New("push: the endpoint was taken over")
+
+// drain delivers ep's queue from the head until it is empty, the head must
+// wait, the batch is done, or it must stop. claimed is when the lease was
+// last renewed. For deferred, next is when the endpoint is due again.
+func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time) (drainOutcome, time.Time, error) {
+	for range d.o.BatchPerClaim {
+		if err := ctx.Err(); err != nil {
+			return stopped, time.Time{}, err
+		}
+		if time.Since(*claimed) > d.o.LeaseTTL/3 {
+			ok, err := d.st.ClaimEndpoint(ctx, ep, d.o.Holder, d.o.LeaseTTL)
+			if err != nil {
+				return stopped, time.Time{}, err
+			}
+			if !ok {
+				return stopped, time.Time{}, errLost
+			}
+			*claimed = time.Now()
+		}
+		n, ok, err := d.st.Next(ctx, ep)
+		if err != nil {
+			return stopped, time.Time{}, err
+		}
+		if !ok {
+			return drained, time.Time{}, nil
+		}
+		atts, err := d.st.Attempts(ctx, ep, n.ID)
+		if err != nil {
+			return stopped, time.Time{}, err
+		}
+		if k := len(atts); k > 0 && atts[k-1].RetryAt.After(time.Now()) {
+			return deferred, atts[k-1].RetryAt, nil
+		}
+		done, next, err := d.deliver(ctx, n, atts)
+		if err != nil {
+			return stopped, time.Time{}, err
+		}
+		if !done {
+			return deferred, next, nil
+		}
+	}
+	return yielded, time.Time{}, nil
+}
+
+// release gives ep back, due at next (now when zero). A store outage is
+// retried while the lease would still hold the endpoint, since until the
+// release the endpoint is not due; after that it is due again anyway.
+func (d *Deliverer) release(ctx context.Context, ep string, next, claimed time.Time) {
+	bg := context.WithoutCancel(ctx)
+	for {
+		c, cancel := context.WithTimeout(bg, storeOpTimeout)
+		err := d.st.ReleaseEndpoint(c, ep, d.o.Holder, next)
+		cancel()
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil || time.Since(claimed) > d.o.LeaseTTL {
+			if err != nil {
+				d.storeError("release an endpoint", err)
+			}
+			return
+		}
+		if !sleep(ctx, releaseRetry) {
+			return
+		}
+	}
+}
+
+// deliver makes one attempt at the head n, whose attempt log is atts, if
+// the receiver's breaker, rate and concurrency limits let it, and records
+// the outcome. done means n left the queue (delivered or dead-lettered);
+// otherwise it waits until next.
+func (d *Deliverer) deliver(ctx context.Context, n store.Delivery, atts []store.Attempt) (done bool, next time.Time, err error) {
+	key, err := d.keyOf(n)
+	if err != nil {
+		a := store.Attempt{At: time.Now(), Err: err.Error()}
+		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err))
+	}
+	r := d.rcv.get(key)
+	defer func() { d.rcv.put(r, time.Now()) }()
+
+	if open, until := r.breaker.blocked(time.Now()); open {
+		return d.notAttempted(ctx, n, atts, until)
+	}
+	if r.limiter != nil {
+		now := time.Now()
+		res := r.limiter.ReserveN(now, 1)
+		if wait := res.DelayFrom(now); wait > 0 {
+			if wait > maxRateWait {
+				res.CancelAt(now)
+				return false, now.Add(wait), nil
+			}
+			if !sleep(ctx, wait) {
+				return false, time.Time{}, ctx.Err()
+			}
+		}
+	}
+	if !acquire(ctx, r.slots, busyWait) {
+		if err := ctx.Err(); err != nil {
+			return false, time.Time{}, err
+		}
+		return false, time.Now().Add(busyRetry), nil
+	}
+	defer func() { <-r.slots }()
+	ok, probe := r.breaker.admit(time.Now())
+	if !ok {
+		return d.notAttempted(ctx, n, atts, time.Time{})
+	}
+
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	status, hint, err := d.send.Send(sctx, n)
+	cancel()
+	answered := time.Now()
+	a := store.Attempt{At: start, Status: status, Latency: answered.Sub(start)}
+	return d.judge(ctx, n, atts, r.breaker, probe, a, answered, hint, err)
+}
+
+// judge tells the breaker and the store how the attempt a, answered at
+// answered, went.
+func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.Attempt, b *breaker, probe bool, a store.Attempt, answered time.Time, hint time.Duration, err error) (bool, time.Time, error) {
+	status := a.Status
+	switch {
+	case err != nil && errors.Is(err, ErrUndeliverable):
+		b.abandon(probe)
+		a.Status, a.Err = 0, err.Error()
+		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err))
+	case err != nil && ctx.Err() != nil:
+		// Run is ending: no verdict on the receiver, no attempt recorded.
+		b.abandon(probe)
+		return false, time.Time{}, ctx.Err()
+	case err != nil:
+		b.failure(time.Now())
+		a.Status, a.Err = 0, err.Error()
+		reason := RetryNetwork
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			reason = RetryTimeout
+		}
+		return d.failed(ctx, n, atts, a, time.Time{}, reason)
+	case status >= 200 && status <= 299:
+		b.success()
+		if err := d.st.Ack(ctx, n.Endpoint, n.ID); err != nil {
+			return false, time.Time{}, lostOr(err)
+		}
+		d.m.Delivered(max(time.Since(n.Enqueued), 0))
+		return true, time.Time{}, nil
+	case status == http.StatusGone:
+		b.success()
+		return d.gone(ctx, n, a)
+	}
+	reason := RetryStatusOther
+	switch {
+	case status >= 500:
+		b.failure(time.Now())
+		reason = RetryStatus5xx
+	case status == http.StatusTooManyRequests:
+		b.success() // alive, only busy: Retry-After paces it
+		reason = RetryStatus429
+	default:
+		b.success()
+	}
+	var notBefore time.Time
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		notBefore = d.backoff.honour(answered, hint)
+	}
+	a.Err = fmt.Sprintf("receiver answered %d %s", status, http.StatusText(status))
+	return d.failed(ctx, n, atts, a, notBefore, reason)
+}
+
+// notAttempted records an attempt the open circuit breaker prevented: it
+// follows the schedule like a failed one, and is due no earlier than the
+// breaker closes.
+func (d *Deliverer) notAttempted(ctx context.Context, n store.Delivery, atts []store.Attempt, until time.Time) (bool, time.Time, error) {
+	a := store.Attempt{At: time.Now(), Err: "not attempted: the receiver's circuit breaker is open"}
+	return d.failed(ctx, n, atts, a, until, RetryCircuitOpen)
+}
+
+// failed records the failed attempt a and schedules the next, not before
+// notBefore; past the schedule's end, n is dead-lettered.
+func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, notBefore time.Time, reason string) (bool, time.Time, error) {
+	next, ok := d.backoff.next(len(atts)+1, a.At, notBefore)
+	if !ok {
+		why := fmt.Sprintf("no 2xx after %d attempts; last: %s", len(atts)+1, a.Err)
+		return d.bury(ctx, n, atts, a, DeadRetriesExhausted, why)
+	}
+	a.RetryAt = next
+	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
+		return false, time.Time{}, lostOr(err)
+	}
+	d.m.Retried(reason)
+	return false, next, nil
+}
+
+// bury dead-letters the head n with its final attempt a.
+func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, metric, reason string) (bool, time.Time, error) {
+	all := append(slices.Clone(atts), a)
+	if err := d.st.DeadLetter(ctx, n.Endpoint, n.ID, reason, all); err != nil {
+		return false, time.Time{}, lostOr(err)
+	}
+	d.m.DeadLettered(metric)
+	d.log.Warn("push: notification dead-lettered", "endpoint", n.Endpoint, "id", n.ID, "task", n.TaskID, "attempts", len(all), "reason", reason)
+	return true, time.Time{}, nil
+}
+
+// gone handles a 410: the receiver says the endpoint is no more, so the
+// endpoint is disabled and everything queued for it dead-lettered.
+func (d *Deliverer) gone(ctx context.Context, n store.Delivery, a store.Attempt) (bool, time.Time, error) {
+	const reason = "endpoint disabled: the receiver answered 410 Gone"
+	a.Err = "receiver answered 410 Gone"
+	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
+		return false, time.Time{}, lostOr(err)
+	}
+	moved, err := d.st.DisableEndpoint(ctx, n.Endpoint, reason)
+	for range moved {
+		d.m.DeadLettered(DeadGone)
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	d.log.Warn("push: endpoint disabled after 410 Gone", "endpoint", n.Endpoint, "task", n.TaskID, "dead_lettered", moved)
+	if d.o.OnDisabled != nil {
+		d.o.OnDisabled(n.Endpoint)
+	}
+	return true, time.Time{}, nil
+}
+
+// undeliverable is the dead letter reason for err.
+func undeliverable(err error) string {
+	return "undeliverable: " + strings.TrimPrefix(err.Error(), ErrUndeliverable.Error()+": ")
+}
+
+// lostOr maps the store's "not the head any more" answers to errLost.
+func lostOr(err error) error {
+	if errors.Is(err, store.ErrNotHead) || errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errLost, err)
+	}
+	return err
+}
+
+// storeError logs a store failure, at most once per errorLogInterval: in
+// an outage every worker fails at once.
+func (d *Deliverer) storeError(what string, err error) {
+	now := time.Now().UnixNano()
+	last := d.lastLog.Load()
+	if now-last < int64(errorLogInterval) || !d.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	d.log.Warn("push: could not "+what+"; retrying", "error", err)
+}
+
+// reportBacklog refreshes the backlog gauges until ctx ends.
+func (d *Deliverer) reportBacklog(ctx context.Context) {
+	t := time.NewTicker(d.o.GaugeInterval)
+	defer t.Stop()
+	for {
+		c, cancel := context.WithTimeout(ctx, storeOpTimeout)
+		n, oldest, err := d.st.Backlog(c)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			d.storeError("read the backlog", err)
+		case err == nil:
+			var age time.Duration
+			if !oldest.IsZero() {
+				age = max(time.Since(oldest), 0)
+			}
+			d.m.Backlog(n, age)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sleep waits for d or ctx; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// acquire takes a slot, waiting at most wait.
+func acquire(ctx context.Context, slots chan struct{}, wait time.Duration) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return false
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// The payload of a notification (store.Delivery.Payload) as HTTPSender
+// reads it: a magic line, one line of JSON with the request's metadata,
+// then the body bytes as they are sent. The body is not re-encoded, so
+// large bodies cost no escaping, and a sender that only needs the URL
+// reads the first two lines.
+const payloadMagic = "a2agw-push/1\n"
+
+// maxResponseDrain bounds how much of a receiver's answer is read, so the
+// connection can be reused without letting a receiver stream forever.
+const maxResponseDrain = 64 << 10
+
+// Request is what one notification sends. Token, credentials and the
+// secret are stored in the queue with the notification, as the push
+// config holds them; the dead-letter API never shows them.
+type Request struct {
+	// URL is the webhook URL, checked against the URLPolicy at
+	// registration and again at every delivery.
+	URL string
+	// ContentType of Body; the protocol version of the push config
+	// decides it.
+	ContentType string
+	Body        []byte
+	// Token is the push config's token (X-A2A-Notification-Token).
+	Token string
+	// AuthScheme and AuthCredentials are the push config's authentication.
+	AuthScheme, AuthCredentials string
+	// WebhookSecret, when set, adds Standard Webhooks signatures.
+	WebhookSecret []byte
+}
+
+type payloadHeader struct {
+	URL             string `json:"url"`
+	ContentType     string `json:"contentType"`
+	Token           string `json:"token,omitempty"`
+	AuthScheme      string `json:"authScheme,omitempty"`
+	AuthCredentials string `json:"authCredentials,omitempty"`
+	WebhookSecret   []byte `json:"webhookSecret,omitempty"`
+}
+
+// EncodePayload renders r as a store.Delivery payload for HTTPSender.
+func EncodePayload(r Request) ([]byte, error) {
+	if err := checkWebhookURL(r.URL); err != nil {
+		return nil, err
+	}
+	if _, _, err := mime.ParseMediaType(r.ContentType); err != nil || !headerSafe(r.ContentType) {
+		return nil, fmt.Errorf("push: payload: content type %.64q is not a media type", r.ContentType)
+	}
+	h, err := json.Marshal(payloadHeader{
+		URL: r.URL, ContentType: r.ContentType, Token: r.Token,
+		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, WebhookSecret: r.WebhookSecret,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("push: payload: %w", err)
+	}
+	size := len(payloadMagic) + len(h) + 1 + len(r.Body)
+	if size > store.MaxDeliveryPayloadBytes {
+		return nil, fmt.Errorf("push: payload: %d bytes, over the limit of %d", size, store.MaxDeliveryPayloadBytes)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, payloadMagic...)
+	out = append(out, h...)
+	out = append(out, '\n')
+	return append(out, r.Body...), nil
+}
+
+// DecodePayload reads a payload EncodePayload wrote. Body aliases p.
+func DecodePayload(p []byte) (Request, error) {
+	rest, ok := bytes.CutPrefix(p, []byte(payloadMagic))
+	if !ok {
+		return Request{}, errors.New("push: payload: not a push payload of a known version")
+	}
+	line, body, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return Request{}, errors.New("push: payload: truncated")
+	}
+	var h payloadHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Request{}, fmt.Errorf("push: payload: %w", err)
+	}
+	if err := checkWebhookURL(h.URL); err != nil {
+		return Request{}, err
+	}
+	return Request{
+		URL: h.URL, ContentType: h.ContentType, Body: body, Token: h.Token,
+		AuthScheme: h.AuthScheme, AuthCredentials: h.AuthCredentials, WebhookSecret: h.WebhookSecret,
+	}, nil
+}
+
+// checkWebhookURL wants an absolute http(s) URL; the URLPolicy decides
+// the rest when the request is made.
+func checkWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("push: payload: the webhook URL is not an absolute http(s) URL")
+	}
+	return nil
+}
+
+// receiverOf is the part of a webhook URL that names the receiver: scheme,
+// host and port. The path and query are left out: some receivers carry
+// secrets in them.
+func receiverOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", errors.New("the webhook URL has no host")
+	}
+	host, port := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+// HTTPSender delivers notifications as HTTP POSTs through a URLPolicy's
+// client (SSRF checks at dial time, no redirects, no proxy from the
+// environment), signed by a Signer. It is safe for concurrent use.
+type HTTPSender struct {
+	client *http.Client
+	signer *Signer
+}
+
+var (
+	_ Sender        = (*HTTPSender)(nil)
+	_ ReceiverKeyer = (*HTTPSender)(nil)
+)
+
+// NewHTTPSender returns a sender whose requests time out after timeout
+// (zero or less: DefaultNotificationTimeout).
+func NewHTTPSender(policy *URLPolicy, signer *Signer, timeout time.Duration) *HTTPSender {
+	if timeout <= 0 {
+		timeout = DefaultNotificationTimeout
+	}
+	return &HTTPSender{client: policy.Client(timeout), signer: signer}
+}
+
+// ReceiverKey returns the receiver of n: its webhook's scheme, host and
+// port.
+func (s *HTTPSender) ReceiverKey(n store.Delivery) (string, error) {
+	r, err := DecodePayload(n.Payload)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	return receiverOf(r.URL)
+}
+
+// Send POSTs the notification, signed for this attempt. Errors never carry
+// the webhook URL beyond its receiver, nor any credential.
+func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Duration, error) {
+	r, err := DecodePayload(n.Payload)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	receiver, err := receiverOf(r.URL)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	h, err := s.signer.Sign(Notification{
+		ID: n.ID, TaskID: n.TaskID, Audience: r.URL, Body: r.Body, Token: r.Token,
+		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, WebhookSecret: r.WebhookSecret,
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: request to %s cannot be built", ErrUndeliverable, receiver)
+	}
+	req.Header = h
+	req.Header.Set("Content-Type", r.ContentType)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		err = redactURLError(err, receiver)
+		if errors.Is(err, ErrForbidden) {
+			return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+		}
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseDrain))
+	var hint time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		hint, _ = retryAfter(resp.Header, time.Now())
+	}
+	return resp.StatusCode, hint, nil
+}
+
+// redactURLError replaces the URL net/http puts in its errors by the
+// receiver, since webhook paths and queries may carry secrets.
+func redactURLError(err error, receiver string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: receiver, Err: ue.Err}
+	}
+	return err
+}
+
+// AdminHandler serves the dead-letter API for operators:
+//
+//	GET  /dead-letters?cursor=&limit=            oldest first, limit 1-100 (default 50)
+//	GET  /dead-letters/{endpoint}/{id}           one, with its attempt log
+//	POST /dead-letters/{endpoint}/{id}/redeliver back to the end of its queue
+//
+// Endpoint and id are path segments, so "/" in them is written %2F. The
+// answers are JSON; they show a notification's receiver, content type and
+// size, never its body, token or credentials. The handler does no
+// authentication: mount it on the admin listener, behind the ops token.
+func (d *Deliverer) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /dead-letters", d.listDeadLetters)
+	mux.HandleFunc("GET /dead-letters/{endpoint}/{id}", d.getDeadLetter)
+	mux.HandleFunc("POST /dead-letters/{endpoint}/{id}/redeliver", d.redeliver)
+	return mux
+}
+
+const defaultDeadLetterPage = 50
+
+type deadLetterView struct {
+	Endpoint       string        `json:"endpoint"`
+	ID             string        `json:"id"`
+	TaskID         string        `json:"taskId"`
+	Enqueued       time.Time     `json:"enqueued"`
+	DeadLetteredAt time.Time     `json:"deadLetteredAt"`
+	Reason         string        `json:"reason"`
+	AttemptCount   int           `json:"attemptCount"`
+	LastStatus     int           `json:"lastStatus,omitempty"`
+	LastError      string        `json:"lastError,omitempty"`
+	Attempts       []attemptView `json:"attempts,omitempty"`
+	Request        *requestView  `json:"request,omitempty"`
+}
+
+type attemptView struct {
+	At        time.Time  `json:"at"`
+	Status    int        `json:"status,omitempty"`
+	LatencyMS float64    `json:"latencyMs"`
+	Error     string     `json:"error,omitempty"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+}
+
+type requestView struct {
+	Receiver    string `json:"receiver,omitempty"`
+	ContentType string `json:"contentType,omitempty"`
+	BodyBytes   int    `json:"bodyBytes"`
+	Error       string `json:"error,omitempty"`
+}
+
+func viewDeadLetter(dl store.DeadLetter, detail bool) deadLetterView {
+	v := deadLetterView{
+		Endpoint: dl.Endpoint, ID: dl.ID, TaskID: dl.TaskID, Enqueued: dl.Enqueued,
+		DeadLetteredAt: dl.At, Reason: dl.Reason, AttemptCount: len(dl.Attempts),
+	}
+	if k := len(dl.Attempts); k > 0 {
+		v.LastStatus, v.LastError = dl.Attempts[k-1].Status, dl.Attempts[k-1].Err
+	}
+	if !detail {
+		return v
+	}
+	v.Attempts = make([]attemptView, len(dl.Attempts))
+	for i, a := range dl.Attempts {
+		v.Attempts[i] = attemptView{At: a.At, Status: a.Status, LatencyMS: float64(a.Latency) / float64(time.Millisecond), Error: a.Err}
+		if !a.RetryAt.IsZero() {
+			v.Attempts[i].RetryAt = &a.RetryAt
+		}
+	}
+	v.Request = &requestView{BodyBytes: len(dl.Payload)}
+	if r, err := DecodePayload(dl.Payload); err != nil {
+		v.Request.Error = err.Error()
+	} else {
+		v.Request.ContentType, v.Request.BodyBytes = r.ContentType, len(r.Body)
+		v.Request.Receiver, _ = receiverOf(r.URL)
+	}
+	return v
+}
+
+func (d *Deliverer) listDeadLetters(w http.ResponseWriter, r *http.Request) {
+	limit := defaultDeadLetterPage
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxDeadLetterListLimit {
+			writeAdminError(w, http.StatusBadRequest, fmt.Sprintf("limit must be between 1 and %d", store.MaxDeadLetterListLimit))
+			return
+		}
+		limit = n
+	}
+	dls, next, err := d.st.DeadLetters(r.Context(), r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		d.adminStoreError(w, "list dead letters", err)
+		return
+	}
+	out := struct {
+		DeadLetters []deadLetterView `json:"deadLetters"`
+		NextCursor  string           `json:"nextCursor"`
+	}{DeadLetters: make([]deadLetterView, len(dls)), NextCursor: next}
+	for i, dl := range dls {
+		out.DeadLetters[i] = viewDeadLetter(dl, false)
+	}
+	writeAdminJSON(w, http.StatusOK, out)
+}
+
+func (d *Deliverer) getDeadLetter(w http.ResponseWriter, r *http.Request) {
+	ep, id := r.PathValue("endpoint"), r.PathValue("id")
+	dl, ok, err := d.st.GetDeadLetter(r.Context(), ep, id)
+	if err != nil {
+		d.adminStoreError(w, "read a dead letter", err)
+		return
+	}
+	if !ok {
+		writeAdminError(w, http.StatusNotFound, "no such dead letter")
+		return
+	}
+	writeAdminJSON(w, http.StatusOK, viewDeadLetter(dl, true))
+}
+
+func (d *Deliverer) redeliver(w http.ResponseWriter, r *http.Request) {
+	ep, id := r.PathValue("endpoint"), r.PathValue("id")
+	if err := d.st.Redeliver(r.Context(), ep, id); err != nil {
+		d.adminStoreError(w, "redeliver a dead letter", err)
+		return
+	}
+	d.log.Info("push: dead letter redelivered", "endpoint", ep, "id", id)
+	select {
+	case d.hints <- ep:
+	default:
+	}
+	writeAdminJSON(w, http.StatusAccepted, map[string]string{"endpoint": ep, "id": id, "status": "queued"})
+}
+
+// adminStoreError answers a store error with its status; the details of
+// unexpected errors go to the log, not to the caller.
+func (d *Deliverer) adminStoreError(w http.ResponseWriter, what string, err error) {
+	switch {
+	case errors.Is(err, store.ErrInvalidArgument):
+		writeAdminError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, store.ErrNotFound):
+		writeAdminError(w, http.StatusNotFound, "no such dead letter")
+	case errors.Is(err, store.ErrQueueFull):
+		writeAdminError(w, http.StatusConflict, "the endpoint's queue is full; try again once it has drained")
+	case errors.Is(err, store.ErrUnavailable):
+		writeAdminError(w, http.StatusServiceUnavailable, "the store is temporarily unavailable")
+	default:
+		d.log.Error("push: admin: could not "+what, "error", err)
+		writeAdminError(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+func writeAdminJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func writeAdminError(w http.ResponseWriter, status int, msg string) {
+	writeAdminJSON(w, status, map[string]string{"error": msg})
+}

@@ -1,0 +1,378 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Delivery is one notification waiting in its endpoint's queue. The store
+// routes it by Endpoint and ID; Payload is opaque here.
+type Delivery struct {
+	// ID is the notification's stable id (for example "<taskId>:<seq>"),
+	// unique per endpoint; receivers deduplicate on it.
+	ID string
+	// Endpoint is the queue key: the push config the notification goes to,
+	// scoped by the caller (tenant, agent, task, config), so that order is
+	// kept per task and push config.
+	Endpoint string
+	TaskID   string
+	// Payload is what the delivery worker sends, in its own encoding.
+	Payload []byte
+	// Enqueued is when the event happened, for the event-to-delivery
+	// latency; zero means now. The store returns it in UTC; it must lie
+	// between 1970 and 2261, as every time of this concern.
+	Enqueued time.Time
+}
+
+// Attempt is one try at delivering a notification.
+type Attempt struct {
+	At time.Time
+	// Status is the receiver's HTTP status, 0 when there was no response.
+	Status  int
+	Latency time.Duration
+	// Err says what went wrong, "" on success; at most MaxAttemptErrBytes
+	// (longer texts are cut).
+	Err string
+	// RetryAt is when the next attempt is due, zero when none follows. It is
+	// stored with the attempt so that whichever worker takes the endpoint
+	// over, after a restart or on another replica, keeps the same schedule.
+	RetryAt time.Time
+}
+
+// DeadLetter is a notification that will not be attempted again unless an
+// operator redelivers it.
+type DeadLetter struct {
+	Delivery
+	// Attempts is the attempt log at the time it was dead-lettered, oldest
+	// first.
+	Attempts []Attempt
+	// At is when it was dead-lettered.
+	At time.Time
+	// Reason says why, for the operator.
+	Reason string
+}
+
+// DeliveryStore is the durable queue of the push-notification relay: one
+// ordered queue per endpoint, written before any delivery attempt, a
+// registry of the endpoints that have work due, per-delivery attempt logs,
+// endpoint leases so that one worker at a time delivers an endpoint's queue
+// (which keeps its order across replicas), and the dead letters.
+//
+// A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
+// takes one; Next reads its head, Attempts the head's log; after a 2xx the
+// worker Acks the head and reads the next; after a failure it records the
+// attempt with its RetryAt and releases the endpoint until then; after the
+// last retry it dead-letters the head and goes on with the next one.
+type DeliveryStore interface {
+	// Enqueue appends d durably to the end of its endpoint's queue and makes
+	// the endpoint due, unless it is due later already (a retry is
+	// pending). It is idempotent on (Endpoint, ID) while the delivery is
+	// queued and for DeliveryIDRetention after it left the queue: queued
+	// reports whether this call stored it. It fails with
+	// ErrEndpointDisabled for a disabled endpoint and with ErrQueueFull when
+	// the endpoint already holds MaxQueueLength deliveries (or the memory
+	// store is full).
+	Enqueue(ctx context.Context, d Delivery) (queued bool, err error)
+	// Next returns the head of the endpoint's queue, the oldest delivery
+	// not yet acknowledged or dead-lettered, without removing it; false
+	// when the queue is empty.
+	Next(ctx context.Context, endpoint string) (Delivery, bool, error)
+	// Ack removes the delivered head of the queue, and its attempt log. It
+	// fails with ErrNotHead when id is queued but not at the head (order is
+	// strict: only the head is ever delivered); an id that is no longer
+	// queued is ignored, so a repeated Ack is harmless.
+	Ack(ctx context.Context, endpoint, id string) error
+	// DeadLetter moves the head of the queue to the dead letters with the
+	// full attempt log and reason. Like Ack, it refuses an id that is queued
+	// behind the head and ignores one that is gone.
+	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
+	// Attempts returns the attempt log of a queued delivery, oldest first
+	// (the newest MaxDeliveryAttempts); nil for an id not queued.
+	Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error)
+	// RecordAttempt appends a to the log of a queued delivery. It fails with
+	// ErrNotFound when id is not queued. The worker then releases the
+	// endpoint until a.RetryAt; should it die first, whoever claims the
+	// endpoint next finds RetryAt in the log.
+	RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error
+	// Endpoints returns up to limit (1..MaxEndpointsPerCall) endpoints with
+	// pending deliveries that are due now, most overdue first. A claimed
+	// endpoint is not due until its lease runs out or is released.
+	Endpoints(ctx context.Context, limit int) ([]string, error)
+	// Depth returns the number of deliveries queued for the endpoint and
+	// when the oldest was enqueued (zero when none).
+	Depth(ctx context.Context, endpoint string) (n int, oldest time.Time, err error)
+	// Backlog is Depth over every endpoint: the deliveries queued in total
+	// and the Enqueued time of the oldest, to the millisecond (zero when
+	// none).
+	Backlog(ctx context.Context) (n int, oldest time.Time, err error)
+	// DeadLetters lists dead letters oldest first, limit
+	// 1..MaxDeadLetterListLimit, with an opaque cursor for the next page
+	// ("" at the end).
+	DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error)
+	// GetDeadLetter returns one dead letter; false when there is none.
+	GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error)
+	// Redeliver puts a dead letter back at the end of its endpoint's queue
+	// with a fresh attempt log, and re-enables the endpoint if it was
+	// disabled. It fails with ErrNotFound when there is no such dead letter.
+	Redeliver(ctx context.Context, endpoint, id string) error
+	// DisableEndpoint marks the endpoint disabled for DisabledEndpointTTL,
+	// so Enqueue refuses it, and moves every delivery still queued to the
+	// dead letters with reason. It returns how many it moved.
+	DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error)
+	// ClaimEndpoint gives holder the endpoint for ttl, so that one worker
+	// of one replica delivers its queue at a time and its order holds;
+	// calling again renews. While claimed, the endpoint is not due before
+	// the lease runs out. Reports whether holder holds it now.
+	ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error)
+	// ReleaseEndpoint gives up holder's lease, and makes the endpoint due at
+	// next (now when zero) if deliveries are still queued. It does nothing when holder does
+	// not hold the lease.
+	ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error
+}
+
+// Errors of the delivery concern.
+var (
+	// ErrEndpointDisabled refuses an Enqueue to an endpoint disabled by
+	// DisableEndpoint (its receiver answered 410 Gone, for example).
+	ErrEndpointDisabled = errors.New("store: delivery endpoint is disabled")
+	// ErrQueueFull refuses an Enqueue beyond MaxQueueLength, or beyond the
+	// memory store's bounds.
+	ErrQueueFull = errors.New("store: delivery queue is full")
+	// ErrNotHead refuses to Ack or dead-letter a delivery queued behind the
+	// head: a worker that sees it has lost its endpoint to another.
+	ErrNotHead = errors.New("store: delivery is not the head of its queue")
+	// ErrNotFound means the delivery or dead letter named does not exist.
+	ErrNotFound = errors.New("store: not found")
+)
+
+// Limits and retention of the delivery concern.
+const (
+	// MaxDeliveryPayloadBytes bounds Delivery.Payload.
+	MaxDeliveryPayloadBytes = 4 << 20
+	// MaxQueueLength bounds the deliveries queued for one endpoint, so one
+	// runaway task cannot fill Redis.
+	MaxQueueLength = 10_000
+	// MaxDeliveryAttempts bounds an attempt log; the oldest entries go.
+	MaxDeliveryAttempts = 64
+	// MaxAttemptErrBytes bounds Attempt.Err, MaxReasonBytes a dead letter's
+	// reason; longer texts are cut.
+	MaxAttemptErrBytes = 1024
+	MaxReasonBytes     = 1024
+	// MaxEndpointsPerCall bounds the limit of Endpoints.
+	MaxEndpointsPerCall = 1024
+	// MaxDeadLetterListLimit bounds the limit of DeadLetters.
+	MaxDeadLetterListLimit = 100
+
+	// DeliveryIDRetention is how long an id is remembered after its
+	// delivery left the queue, so that a late duplicate Enqueue (a retried
+	// call, a replica replaying events after a takeover) is still dropped.
+	DeliveryIDRetention = time.Hour
+	// DeadLetterRetention is how long a dead letter is kept.
+	DeadLetterRetention = 14 * 24 * time.Hour
+	// DisabledEndpointTTL is how long DisableEndpoint keeps an endpoint
+	// disabled; the push config is normally deleted well before.
+	DisabledEndpointTTL = 7 * 24 * time.Hour
+
+	maxDeadLetterCursorBytes = 4*MaxNameBytes + 64
+)
+
+// deliveryBuckets is the number of hash-tag buckets the delivery keys are
+// spread over (see redis_delivery.go). It is part of the stored format:
+// changing it strands every queued delivery.
+const deliveryBuckets = 64
+
+// deliveryBucket places an endpoint in its bucket.
+func deliveryBucket(endpoint string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(endpoint))
+	return int(h.Sum32() % deliveryBuckets)
+}
+
+func checkDelivery(d *Delivery) error {
+	if err := checkDeliveryRef(d.Endpoint, d.ID); err != nil {
+		return err
+	}
+	if err := checkName("task id", d.TaskID); err != nil {
+		return err
+	}
+	if len(d.Payload) > MaxDeliveryPayloadBytes {
+		return fmt.Errorf("%w: payload is %d bytes, over the limit of %d", ErrInvalidArgument, len(d.Payload), MaxDeliveryPayloadBytes)
+	}
+	_, err := nanoTime("enqueued", d.Enqueued)
+	return err
+}
+
+func checkDeliveryRef(endpoint, id string) error {
+	if err := checkName("endpoint", endpoint); err != nil {
+		return err
+	}
+	return checkName("delivery id", id)
+}
+
+func checkEndpointsLimit(limit int) error {
+	if limit < 1 || limit > MaxEndpointsPerCall {
+		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxEndpointsPerCall)
+	}
+	return nil
+}
+
+func checkDeadLetterLimit(limit int) error {
+	if limit < 1 || limit > MaxDeadLetterListLimit {
+		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxDeadLetterListLimit)
+	}
+	return nil
+}
+
+func checkClaim(endpoint, holder string, ttl time.Duration) error {
+	if err := checkName("endpoint", endpoint); err != nil {
+		return err
+	}
+	if err := checkName("lease holder", holder); err != nil {
+		return err
+	}
+	return checkPositive("lease ttl", ttl)
+}
+
+func checkRelease(endpoint, holder string, next time.Time) error {
+	if err := checkName("endpoint", endpoint); err != nil {
+		return err
+	}
+	if err := checkName("lease holder", holder); err != nil {
+		return err
+	}
+	_, err := nanoTime("next", next)
+	return err
+}
+
+// normalizeAttempt checks a and returns the copy a store keeps: times in
+// UTC without a monotonic reading, the error text cut to its bound.
+func normalizeAttempt(a Attempt) (Attempt, error) {
+	if a.Status < 0 || a.Status > 999 {
+		return Attempt{}, fmt.Errorf("%w: status %d is not an HTTP status or 0", ErrInvalidArgument, a.Status)
+	}
+	if a.Latency < 0 {
+		return Attempt{}, fmt.Errorf("%w: latency %s is negative", ErrInvalidArgument, a.Latency)
+	}
+	var err error
+	if a.At, err = nanoTime("attempt time", a.At); err != nil {
+		return Attempt{}, err
+	}
+	if a.RetryAt, err = nanoTime("retry time", a.RetryAt); err != nil {
+		return Attempt{}, err
+	}
+	a.Err = clipText(a.Err, MaxAttemptErrBytes)
+	return a, nil
+}
+
+func normalizeAttempts(atts []Attempt) ([]Attempt, error) {
+	atts = atts[max(0, len(atts)-MaxDeliveryAttempts):]
+	out := make([]Attempt, len(atts))
+	for i, a := range atts {
+		var err error
+		if out[i], err = normalizeAttempt(a); err != nil {
+			return nil, fmt.Errorf("attempt %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// clipText cuts s to at most n bytes of valid UTF-8.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// Bounds of the times the delivery concern keeps, as Unix nanoseconds.
+var (
+	minNanoTime = time.Unix(0, 1).UTC()
+	maxNanoTime = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// nanoTime checks a time the store keeps as Unix nanoseconds and returns it
+// in UTC without a monotonic reading. The zero time stays zero ("none").
+func nanoTime(what string, t time.Time) (time.Time, error) {
+	if t.IsZero() {
+		return time.Time{}, nil
+	}
+	if t.Before(minNanoTime) || !t.Before(maxNanoTime) {
+		return time.Time{}, fmt.Errorf("%w: %s %s is outside 1970 to 2261", ErrInvalidArgument, what, t.UTC().Format(time.RFC3339))
+	}
+	return t.Round(0).UTC(), nil
+}
+
+// unixNanoTime reads a time kept as Unix nanoseconds; 0 is the zero time.
+func unixNanoTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func timeUnixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// deadMember is a dead letter's place in the listing order: the time it was
+// dead-lettered in Unix milliseconds, 13 digits so that byte order is time
+// order, then the escaped endpoint and id, which make it unique.
+func deadMember(at time.Time, endpoint, id string) string {
+	return fmt.Sprintf("%013d|%s|%s", max(at.UnixMilli(), 0), escape(endpoint), escape(id))
+}
+
+// parseDeadMember splits a member deadMember wrote.
+func parseDeadMember(m string) (endpoint, id string, err error) {
+	ms, rest, ok1 := strings.Cut(m, "|")
+	ep, eid, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || len(ms) != 13 || strings.Trim(ms, "0123456789") != "" {
+		return "", "", fmt.Errorf("dead letter index member %.64q is malformed", m)
+	}
+	if endpoint, err = unescape(ep); err != nil || endpoint == "" {
+		return "", "", fmt.Errorf("dead letter index member %.64q: endpoint is not escaped", m)
+	}
+	if id, err = unescape(eid); err != nil || id == "" {
+		return "", "", fmt.Errorf("dead letter index member %.64q: id is not escaped", m)
+	}
+	return endpoint, id, nil
+}
+
+// deadCursorVersion starts every cursor, so its format can change without
+// misreading cursors handed out by older gateways.
+const deadCursorVersion = "1|"
+
+func encodeDeadCursor(member string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(deadCursorVersion + member))
+}
+
+// decodeDeadCursor returns the member a page starts after; "" for the first
+// page.
+func decodeDeadCursor(c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	if len(c) > maxDeadLetterCursorBytes {
+		return "", fmt.Errorf("%w: cursor is %d bytes, over the limit of %d", ErrInvalidArgument, len(c), maxDeadLetterCursorBytes)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !utf8.Valid(raw) {
+		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	}
+	member, ok := strings.CutPrefix(string(raw), deadCursorVersion)
+	if !ok {
+		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	}
+	if _, _, err := parseDeadMember(member); err != nil {
+		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	}
+	return member, nil
+}

@@ -1,0 +1,695 @@
+package store
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memDeliveryMaxBytes bounds the payload bytes the memory store holds in
+// queues and dead letters together.
+const memDeliveryMaxBytes = 512 << 20
+
+// memDelivery keeps one FIFO per endpoint, a heap of the endpoints with
+// queued deliveries by due time, the dead letters in listing order, and a
+// log of the ids that left a queue, in the order they left, for their
+// retention. The bound counts queued deliveries, dead letters and
+// remembered ids together; at the bound, remembered ids go first, then the
+// oldest dead letters, and only then is Enqueue refused.
+type memDelivery struct {
+	gate     *gate
+	max      int
+	maxBytes int
+
+	mu        sync.Mutex
+	queues    map[string]*memQueue
+	due       memDueHeap
+	dead      map[memDeliveryRef]*memDead
+	deadOrder []string // members, sorted
+	byMember  map[string]*memDead
+	doneLog   []memDone // may hold ids remembered again since; checked on use
+	entries   int
+	bytes     int
+}
+
+var _ DeliveryStore = (*memDelivery)(nil)
+
+type memDeliveryRef struct{ endpoint, id string }
+
+type memQueue struct {
+	endpoint string
+	items    []Delivery
+	queued   map[string]struct{}
+	done     map[string]time.Time // ids that left the queue, and when
+	attempts map[string][]Attempt
+	due      time.Time
+	dueAt    int // position in the due heap, -1 when absent
+
+	holder      string
+	leaseExpiry time.Time
+	offReason   string
+	offUntil    time.Time
+}
+
+type memDead struct {
+	dl     DeadLetter
+	member string
+}
+
+type memDone struct {
+	ref memDeliveryRef
+	at  time.Time
+}
+
+func newMemDelivery(g *gate, maxEntries int) *memDelivery {
+	return &memDelivery{
+		gate: g, max: maxEntries, maxBytes: memDeliveryMaxBytes,
+		queues:   map[string]*memQueue{},
+		dead:     map[memDeliveryRef]*memDead{},
+		byMember: map[string]*memDead{},
+	}
+}
+
+// queue returns the endpoint's queue, creating it when create is set.
+func (m *memDelivery) queue(endpoint string, create bool) *memQueue {
+	q := m.queues[endpoint]
+	if q == nil && create {
+		q = &memQueue{
+			endpoint: strings.Clone(endpoint), dueAt: -1,
+			queued: map[string]struct{}{}, done: map[string]time.Time{}, attempts: map[string][]Attempt{},
+		}
+		m.queues[q.endpoint] = q
+	}
+	return q
+}
+
+func (q *memQueue) disabled(now time.Time) bool {
+	return q.offReason != "" && now.Before(q.offUntil)
+}
+
+func (q *memQueue) leased(now time.Time) bool {
+	return q.holder != "" && now.Before(q.leaseExpiry)
+}
+
+func copyDelivery(d Delivery) Delivery {
+	d.Payload = bytes.Clone(d.Payload)
+	if d.Payload == nil {
+		d.Payload = []byte{}
+	}
+	return d
+}
+
+func (m *memDelivery) Enqueue(_ context.Context, d Delivery) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDelivery(&d); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	d.Enqueued, _ = nanoTime("enqueued", d.Enqueued)
+	if d.Enqueued.IsZero() {
+		d.Enqueued = now.Round(0).UTC()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(d.Endpoint, true)
+	if q.disabled(now) {
+		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+	}
+	if _, ok := q.queued[d.ID]; ok {
+		return false, nil
+	}
+	if at, ok := q.done[d.ID]; ok && now.Sub(at) < DeliveryIDRetention {
+		return false, nil
+	}
+	if len(q.items) >= MaxQueueLength {
+		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+	}
+	m.forget(q, d.ID)
+	if err := m.makeRoom(1, len(d.Payload), now); err != nil {
+		return false, err
+	}
+	d.ID, d.TaskID = strings.Clone(d.ID), strings.Clone(d.TaskID)
+	d.Endpoint = q.endpoint
+	d.Payload = copyDelivery(d).Payload
+	m.push(q, d, now)
+	return true, nil
+}
+
+// push appends d to q and makes q due now unless it is due already.
+func (m *memDelivery) push(q *memQueue, d Delivery, now time.Time) {
+	q.items = append(q.items, d)
+	q.queued[d.ID] = struct{}{}
+	m.entries++
+	m.bytes += len(d.Payload)
+	if q.dueAt < 0 {
+		q.due = now
+		heap.Push(&m.due, q)
+	}
+}
+
+// forget drops a remembered id of q.
+func (m *memDelivery) forget(q *memQueue, id string) {
+	if _, ok := q.done[id]; ok {
+		delete(q.done, id)
+		m.entries--
+	}
+}
+
+// makeRoom frees space for n more entries holding size payload bytes.
+func (m *memDelivery) makeRoom(n, size int, now time.Time) error {
+	for m.entries+n > m.max {
+		if !m.dropOldestDone() {
+			break
+		}
+	}
+	for (m.entries+n > m.max || m.bytes+size > m.maxBytes) && len(m.deadOrder) > 0 {
+		m.dropDead(m.byMember[m.deadOrder[0]])
+	}
+	if m.entries+n > m.max || m.bytes+size > m.maxBytes {
+		return fmt.Errorf("%w: the memory store holds %d entries and %d payload bytes", ErrQueueFull, m.entries, m.bytes)
+	}
+	return nil
+}
+
+// dropOldestDone forgets the id that left its queue first; false when none
+// is remembered.
+func (m *memDelivery) dropOldestDone() bool {
+	for len(m.doneLog) > 0 {
+		e := m.doneLog[0]
+		m.doneLog[0] = memDone{}
+		m.doneLog = m.doneLog[1:]
+		if q := m.queues[e.ref.endpoint]; q != nil {
+			if at, ok := q.done[e.ref.id]; ok && at.Equal(e.at) {
+				m.forget(q, e.ref.id)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m *memDelivery) Next(_ context.Context, endpoint string) (Delivery, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Delivery{}, false, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return Delivery{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	if q == nil || len(q.items) == 0 {
+		return Delivery{}, false, nil
+	}
+	return copyDelivery(q.items[0]), true, nil
+}
+
+// head checks that id is q's head: nil and false when id is not queued
+// (nothing to do), ErrNotHead when it is queued behind the head.
+func (m *memDelivery) head(q *memQueue, id string) (bool, error) {
+	if q == nil {
+		return false, nil
+	}
+	if len(q.items) > 0 && q.items[0].ID == id {
+		return true, nil
+	}
+	if _, ok := q.queued[id]; ok {
+		return false, fmt.Errorf("%w: %.64q", ErrNotHead, id)
+	}
+	return false, nil
+}
+
+// pop removes q's head, remembering its id.
+func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
+	d := q.items[0]
+	q.items[0] = Delivery{}
+	q.items = q.items[1:]
+	if len(q.items) == 0 {
+		q.items = nil
+	} else if cap(q.items) > 64 && len(q.items) < cap(q.items)/4 {
+		q.items = slices.Clone(q.items)
+	}
+	delete(q.queued, d.ID)
+	delete(q.attempts, d.ID)
+	m.bytes -= len(d.Payload)
+	// The queued entry becomes the remembered id: entries stay the same.
+	q.done[d.ID] = now
+	m.doneLog = append(m.doneLog, memDone{ref: memDeliveryRef{q.endpoint, d.ID}, at: now})
+	if len(q.items) == 0 && q.dueAt >= 0 {
+		heap.Remove(&m.due, q.dueAt)
+	}
+	return d
+}
+
+func (m *memDelivery) Ack(_ context.Context, endpoint, id string) error {
+	if err := m.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	ok, err := m.head(q, id)
+	if !ok {
+		return err
+	}
+	m.pop(q, time.Now())
+	return nil
+}
+
+func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, attempts []Attempt) error {
+	if err := m.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	atts, err := normalizeAttempts(attempts)
+	if err != nil {
+		return err
+	}
+	reason = strings.Clone(clipText(reason, MaxReasonBytes))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	ok, err := m.head(q, id)
+	if !ok {
+		return err
+	}
+	now := time.Now()
+	m.bury(m.pop(q, now), atts, reason, now)
+	return nil
+}
+
+// bury adds a dead letter of d. pop counted d's id, remembered, as the
+// entry d was, so the dead letter is one more entry and may evict the
+// oldest others. Should the store be full of queued deliveries, the dead
+// letter is kept anyway, a little over the bound: refusing it would stop
+// the endpoint's queue.
+func (m *memDelivery) bury(d Delivery, atts []Attempt, reason string, now time.Time) {
+	ref := memDeliveryRef{d.Endpoint, d.ID}
+	if old := m.dead[ref]; old != nil {
+		m.dropDead(old)
+	}
+	_ = m.makeRoom(1, len(d.Payload), now)
+	at := now.Round(0).UTC()
+	e := &memDead{dl: DeadLetter{Delivery: d, Attempts: atts, At: at, Reason: reason}, member: deadMember(at, d.Endpoint, d.ID)}
+	m.dead[ref] = e
+	m.byMember[e.member] = e
+	i, _ := slices.BinarySearch(m.deadOrder, e.member)
+	m.deadOrder = slices.Insert(m.deadOrder, i, e.member)
+	m.entries++
+	m.bytes += len(d.Payload)
+}
+
+func (m *memDelivery) dropDead(e *memDead) {
+	delete(m.dead, memDeliveryRef{e.dl.Endpoint, e.dl.ID})
+	delete(m.byMember, e.member)
+	if i, ok := slices.BinarySearch(m.deadOrder, e.member); ok {
+		m.deadOrder = slices.Delete(m.deadOrder, i, i+1)
+	}
+	m.entries--
+	m.bytes -= len(e.dl.Payload)
+}
+
+func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string) (int, error) {
+	if err := m.gate.check(); err != nil {
+		return 0, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return 0, err
+	}
+	reason = strings.Clone(clipText(reason, MaxReasonBytes))
+	if reason == "" {
+		reason = "disabled"
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, true)
+	q.offReason, q.offUntil = reason, now.Add(DisabledEndpointTTL)
+	moved := 0
+	for len(q.items) > 0 {
+		atts := q.attempts[q.items[0].ID]
+		m.bury(m.pop(q, now), atts, reason, now)
+		moved++
+	}
+	return moved, nil
+}
+
+func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attempt, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	if q == nil {
+		return nil, nil
+	}
+	return slices.Clone(q.attempts[id]), nil
+}
+
+func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a Attempt) error {
+	if err := m.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	a, err := normalizeAttempt(a)
+	if err != nil {
+		return err
+	}
+	a.Err = strings.Clone(a.Err)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	if q == nil {
+		return fmt.Errorf("%w: delivery %.64q is not queued", ErrNotFound, id)
+	}
+	if _, ok := q.queued[id]; !ok {
+		return fmt.Errorf("%w: delivery %.64q is not queued", ErrNotFound, id)
+	}
+	log := append(q.attempts[id], a)
+	q.attempts[id] = log[max(0, len(log)-MaxDeliveryAttempts):]
+	return nil
+}
+
+func (m *memDelivery) ClaimEndpoint(_ context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
+	if err := m.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkClaim(endpoint, holder, ttl); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, true)
+	if q.leased(now) && q.holder != holder {
+		return false, nil
+	}
+	if q.holder != holder {
+		q.holder = strings.Clone(holder)
+	}
+	q.leaseExpiry = now.Add(ttl)
+	if q.dueAt >= 0 && q.due.Before(q.leaseExpiry) {
+		q.due = q.leaseExpiry
+		heap.Fix(&m.due, q.dueAt)
+	}
+	return true, nil
+}
+
+func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string, next time.Time) error {
+	if err := m.gate.check(); err != nil {
+		return err
+	}
+	if err := checkRelease(endpoint, holder, next); err != nil {
+		return err
+	}
+	now := time.Now()
+	if next.IsZero() {
+		next = now
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	if q == nil || !q.leased(now) || q.holder != holder {
+		return nil
+	}
+	q.holder, q.leaseExpiry = "", time.Time{}
+	if len(q.items) == 0 {
+		return nil
+	}
+	q.due = next
+	if q.dueAt >= 0 {
+		heap.Fix(&m.due, q.dueAt)
+	} else {
+		heap.Push(&m.due, q)
+	}
+	return nil
+}
+
+func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkEndpointsLimit(limit); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// The due heap's smallest entries, found by walking it from the root
+	// with a frontier ordered the same way: O(limit log limit).
+	var out []string
+	frontier := memDueHeap{}
+	if len(m.due) > 0 {
+		frontier = append(frontier, m.due[0])
+	}
+	for len(frontier) > 0 && len(out) < limit {
+		q := frontier.popFrontier()
+		if q.due.After(now) {
+			break
+		}
+		out = append(out, q.endpoint)
+		for _, c := range []int{2*q.dueAt + 1, 2*q.dueAt + 2} {
+			if c < len(m.due) {
+				frontier.pushFrontier(m.due[c])
+			}
+		}
+	}
+	return out, nil
+}
+
+func (m *memDelivery) Depth(_ context.Context, endpoint string) (int, time.Time, error) {
+	if err := m.gate.check(); err != nil {
+		return 0, time.Time{}, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return 0, time.Time{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queue(endpoint, false)
+	if q == nil || len(q.items) == 0 {
+		return 0, time.Time{}, nil
+	}
+	return len(q.items), q.items[0].Enqueued, nil
+}
+
+func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
+	if err := m.gate.check(); err != nil {
+		return 0, time.Time{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	var oldest time.Time
+	for _, q := range m.due {
+		n += len(q.items)
+		if at := q.items[0].Enqueued; oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+	}
+	return n, oldest.Truncate(time.Millisecond), nil
+}
+
+func (m *memDelivery) DeadLetters(_ context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, "", err
+	}
+	if err := checkDeadLetterLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := decodeDeadCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := 0
+	if after != "" {
+		var found bool
+		if i, found = slices.BinarySearch(m.deadOrder, after); found {
+			i++
+		}
+	}
+	page := m.deadOrder[i:min(i+limit, len(m.deadOrder))]
+	out := make([]DeadLetter, len(page))
+	for j, member := range page {
+		out[j] = m.byMember[member].copyOut()
+	}
+	if i+limit < len(m.deadOrder) {
+		return out, encodeDeadCursor(page[len(page)-1]), nil
+	}
+	return out, "", nil
+}
+
+func (e *memDead) copyOut() DeadLetter {
+	dl := e.dl
+	dl.Delivery = copyDelivery(dl.Delivery)
+	dl.Attempts = slices.Clone(dl.Attempts)
+	return dl
+}
+
+func (m *memDelivery) GetDeadLetter(_ context.Context, endpoint, id string) (DeadLetter, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return DeadLetter{}, false, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return DeadLetter{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.dead[memDeliveryRef{endpoint, id}]
+	if e == nil {
+		return DeadLetter{}, false, nil
+	}
+	return e.copyOut(), true, nil
+}
+
+func (m *memDelivery) Redeliver(_ context.Context, endpoint, id string) error {
+	if err := m.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.dead[memDeliveryRef{endpoint, id}]
+	if e == nil {
+		return fmt.Errorf("%w: no dead letter %.64q for endpoint %.64q", ErrNotFound, id, endpoint)
+	}
+	q := m.queue(endpoint, true)
+	if _, queued := q.queued[id]; !queued {
+		if len(q.items) >= MaxQueueLength {
+			return fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, endpoint, MaxQueueLength)
+		}
+		// The dead letter's entry and bytes move back to the queue.
+		m.forget(q, id)
+		d := e.dl.Delivery
+		m.dropDead(e)
+		delete(q.attempts, id)
+		m.push(q, d, now)
+	} else {
+		m.dropDead(e)
+	}
+	q.offReason, q.offUntil = "", time.Time{}
+	return nil
+}
+
+// sweep forgets ids past their retention, drops dead letters past theirs,
+// and removes queues that hold nothing any more.
+func (m *memDelivery) sweep(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.doneLog) > 0 && now.Sub(m.doneLog[0].at) >= DeliveryIDRetention {
+		e := m.doneLog[0]
+		m.doneLog[0] = memDone{}
+		m.doneLog = m.doneLog[1:]
+		if q := m.queues[e.ref.endpoint]; q != nil {
+			if at, ok := q.done[e.ref.id]; ok && at.Equal(e.at) {
+				m.forget(q, e.ref.id)
+			}
+		}
+	}
+	if len(m.doneLog) == 0 {
+		m.doneLog = nil
+	}
+	cutoff := deadCutoff(now)
+	for len(m.deadOrder) > 0 && m.deadOrder[0] < cutoff {
+		m.dropDead(m.byMember[m.deadOrder[0]])
+	}
+	for ep, q := range m.queues {
+		if q.offReason != "" && !q.disabled(now) {
+			q.offReason, q.offUntil = "", time.Time{}
+		}
+		if q.holder != "" && !q.leased(now) {
+			q.holder, q.leaseExpiry = "", time.Time{}
+		}
+		if len(q.items) == 0 && len(q.done) == 0 && q.holder == "" && q.offReason == "" {
+			delete(m.queues, ep)
+		}
+	}
+}
+
+// memDueHeap orders queues by due time, keeping each queue's dueAt current.
+type memDueHeap []*memQueue
+
+func (h memDueHeap) Len() int           { return len(h) }
+func (h memDueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+
+func (h memDueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].dueAt = i
+	h[j].dueAt = j
+}
+
+func (h *memDueHeap) Push(x any) {
+	q := x.(*memQueue)
+	q.dueAt = len(*h)
+	*h = append(*h, q)
+}
+
+func (h *memDueHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	q.dueAt = -1
+	return q
+}
+
+// pushFrontier and popFrontier use a memDueHeap as a plain priority queue
+// that leaves the queues' dueAt alone, for Endpoints' walk of the real heap.
+func (h *memDueHeap) pushFrontier(q *memQueue) {
+	*h = append(*h, q)
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !(*h)[i].due.Before((*h)[p].due) {
+			break
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+func (h *memDueHeap) popFrontier() *memQueue {
+	old := *h
+	top := old[0]
+	last := len(old) - 1
+	old[0] = old[last]
+	old[last] = nil
+	*h = old[:last]
+	for i := 0; ; {
+		l, r, s := 2*i+1, 2*i+2, i
+		if l < last && old[l].due.Before(old[s].due) {
+			s = l
+		}
+		if r < last && old[r].due.Before(old[s].due) {
+			s = r
+		}
+		if s == i {
+			break
+		}
+		old[i], old[s] = old[s], old[i]
+		i = s
+	}
+	return top
+}

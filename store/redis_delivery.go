@@ -1,0 +1,901 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Delivery keys. Endpoints are spread over deliveryBuckets hash-tag buckets
+// (FNV-1a of the endpoint, modulo 64); everything about one endpoint lives
+// in its bucket's slot, beside the bucket's own registry, so every step is
+// one atomic script on one slot, on Cluster too. With <b> the bucket number
+// and <ep>, <id> escaped as keyspace describes:
+//
+//	<prefix>:dq:{<b>}:q:<ep>        stream, the endpoint's queue; each entry
+//	                                has the fields id, task, enq (Enqueued in
+//	                                Unix ns), pl (payload), in that order
+//	<prefix>:dq:{<b>}:ids:<ep>      sorted set of delivery ids: score +inf
+//	                                while queued, else when it left the queue
+//	                                (Unix ms); makes Enqueue idempotent
+//	<prefix>:dq:{<b>}:att:<ep>      hash, id -> attempt log, one JSON object
+//	                                per line, newest MaxDeliveryAttempts
+//	<prefix>:dq:{<b>}:lease:<ep>    string, the holder, expiring with the lease
+//	<prefix>:dq:{<b>}:off:<ep>      string, why the endpoint is disabled,
+//	                                expiring after DisabledEndpointTTL
+//	<prefix>:dq:{<b>}:due           sorted set, endpoints with queued
+//	                                deliveries, score = when due (Unix ms)
+//	<prefix>:dq:{<b>}:heads         sorted set, the same endpoints, score =
+//	                                Enqueued of their head (Unix ms)
+//	<prefix>:dq:{<b>}:n             deliveries queued in the bucket
+//	<prefix>:dq:{<b>}:dead          sorted set of dead letters, all score 0,
+//	                                member "<ms, 13 digits>|<ep>|<id>", so
+//	                                lexical order is time order
+//	<prefix>:dq:{<b>}:dl:<ep>:<id>  hash, one dead letter: v ("1"), id, task,
+//	                                enq, pl, at (Unix ns), why, att (the
+//	                                attempt log), m (its member in dead)
+//
+// A queue's stream is deleted when it empties, and its id set then expires
+// after DeliveryIDRetention; markers of ids that left the queue are trimmed
+// after DeliveryIDRetention on every write, while queued ids (+inf) never
+// are. Claiming an endpoint pushes its due score to the end of the lease
+// (a visibility timeout), so other workers do not see it while it is being
+// worked on, and see it again should the worker die.
+//
+// Durability: Enqueue returns only after Redis applied the script, and
+// deliveries leave the queue only by Ack, DeadLetter or DisableEndpoint, so
+// "nothing acknowledged is lost" holds exactly as far as Redis keeps what it
+// acknowledged. That needs appendonly yes. With appendfsync always, Redis
+// writes and fsyncs the AOF before it replies, and nothing acknowledged is
+// lost to a crash of Redis or of its machine. With appendfsync everysec (the
+// usual production setting) Redis writes the AOF before replying too, so a
+// crash or kill of the redis-server process alone loses nothing, except
+// while a slow disk keeps the background fsync busy: Redis then postpones
+// the write for up to 2 s, and a crash of the process or machine in that
+// window loses up to about 2 s of acknowledged writes (as does losing the
+// machine at any time). Deployments that cannot accept that window use
+// appendfsync always. Replication is asynchronous and this store issues no
+// WAIT, so a failover to a replica can lose the writes it had not received.
+// RDB snapshots alone lose everything since the last snapshot.
+// maxmemory-policy must be noeviction: an evicted stream is a lost queue.
+//
+// Endpoints, Backlog and DeadLetters read every bucket: one pipeline of 64
+// commands (or 128), which go-redis splits by node on Cluster.
+const deliveryFamily = "dq"
+
+// deliveryDeadFormat is the v field of a dead letter.
+const deliveryDeadFormat = "1"
+
+// Bounds on the scripts' clean-up work, and the dead letters one bucket
+// keeps (64 buckets: 640,000 in all).
+const (
+	deliveryDisableBatch    = 500
+	maxDeadLettersPerBucket = 10_000
+)
+
+// The KEYS of every delivery script, in this order, and the ARGV they share.
+const (
+	dkQueue = iota
+	dkIDs
+	dkAttempts
+	dkDue
+	dkHeads
+	dkCount
+	dkDead
+	dkOff
+	dkLease
+	dkCommon // number of the keys above
+)
+
+// deliveryPrelude is shared by the scripts. KEYS are the keys above;
+// ARGV[1] is the escaped endpoint (its member in due and heads), ARGV[2]
+// now in Unix ms, ARGV[3] now in Unix ns, ARGV[4] the prefix of the
+// bucket's dead letter keys ("<prefix>:dq:{<b>}:dl:"), ARGV[5] now in ms
+// with 13 digits.
+const deliveryPrelude = `
+local function head()
+  return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+end
+local function is_head(h, id)
+  return h and h[2][1] == 'id' and h[2][2] == id
+end
+local function not_head(id)
+  if redis.call('ZSCORE', KEYS[2], id) == 'inf' then
+    return 'nothead'
+  end
+  return 'gone'
+end
+local function ms_of(ns)
+  return string.format('%.0f', math.floor(tonumber(ns) / 1000000))
+end
+local function escape(s)
+  return (string.gsub(s, '[^%w%-%._~@/%+=]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+local function trim_ids(retention)
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[2]) - tonumber(retention)))
+end
+local function added(id, enq_ns, len)
+  redis.call('ZADD', KEYS[2], 'inf', id)
+  redis.call('PERSIST', KEYS[2])
+  redis.call('INCR', KEYS[6])
+  if len == 0 then
+    redis.call('ZADD', KEYS[5], ms_of(enq_ns), ARGV[1])
+  end
+  redis.call('ZADD', KEYS[4], 'NX', ARGV[2], ARGV[1])
+end
+local function removed(h, retention)
+  redis.call('XDEL', KEYS[1], h[1])
+  redis.call('ZADD', KEYS[2], ARGV[2], h[2][2])
+  redis.call('HDEL', KEYS[3], h[2][2])
+  redis.call('DECR', KEYS[6])
+  local nxt = head()
+  if nxt then
+    redis.call('ZADD', KEYS[5], ms_of(nxt[2][6]), ARGV[1])
+  else
+    redis.call('DEL', KEYS[1])
+    redis.call('ZREM', KEYS[4], ARGV[1])
+    redis.call('ZREM', KEYS[5], ARGV[1])
+    redis.call('PEXPIRE', KEYS[2], retention)
+  end
+end
+local function bury(h, reason, attempts)
+  local f = h[2]
+  local key = ARGV[4] .. ARGV[1] .. ':' .. escape(f[2])
+  local old = redis.call('HGET', key, 'm')
+  if old then
+    redis.call('ZREM', KEYS[7], old)
+    redis.call('DEL', key)
+  end
+  local member = ARGV[5] .. '|' .. ARGV[1] .. '|' .. escape(f[2])
+  redis.call('HSET', key, 'v', '` + deliveryDeadFormat + `', 'id', f[2], 'task', f[4], 'enq', f[6], 'pl', f[8],
+    'at', ARGV[3], 'why', reason, 'att', attempts, 'm', member)
+  redis.call('ZADD', KEYS[7], 0, member)
+end
+local function trim_dead(cutoff, cap)
+  for _ = 1, 100 do
+    local first = redis.call('ZRANGE', KEYS[7], 0, 0)[1]
+    if not first then
+      return
+    end
+    if first >= cutoff and redis.call('ZCARD', KEYS[7]) <= tonumber(cap) then
+      return
+    end
+    redis.call('ZREM', KEYS[7], first)
+    local ep, eid = string.match(first, '^%d+|([^|]*)|(.*)$')
+    if ep then
+      redis.call('DEL', ARGV[4] .. ep .. ':' .. eid)
+    end
+  end
+end
+`
+
+// ARGV[6] id, task, Enqueued ns, payload, max length, id retention ms.
+const deliveryEnqueueLua = deliveryPrelude + `
+if redis.call('EXISTS', KEYS[8]) == 1 then
+  return 'disabled'
+end
+trim_ids(ARGV[11])
+if redis.call('ZSCORE', KEYS[2], ARGV[6]) then
+  return 'dup'
+end
+local len = redis.call('XLEN', KEYS[1])
+if len >= tonumber(ARGV[10]) then
+  return 'full'
+end
+redis.call('XADD', KEYS[1], '*', 'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9])
+added(ARGV[6], ARGV[8], len)
+return 'ok'
+`
+
+// ARGV[6] id, id retention ms.
+const deliveryAckLua = deliveryPrelude + `
+local h = head()
+if not is_head(h, ARGV[6]) then
+  return not_head(ARGV[6])
+end
+removed(h, ARGV[7])
+trim_ids(ARGV[7])
+return 'ok'
+`
+
+// ARGV[6] id, id retention ms, reason, attempt log, dead letter cutoff
+// (13-digit ms), dead letter cap.
+const deliveryDeadLetterLua = deliveryPrelude + `
+local h = head()
+if not is_head(h, ARGV[6]) then
+  return not_head(ARGV[6])
+end
+bury(h, ARGV[8], ARGV[9])
+removed(h, ARGV[7])
+trim_ids(ARGV[7])
+trim_dead(ARGV[10], ARGV[11])
+return 'ok'
+`
+
+// ARGV[6] reason, id retention ms, dead letter cutoff, dead letter cap,
+// batch, disabled ttl ms. Reply: how many deliveries it moved.
+const deliveryDisableLua = deliveryPrelude + `
+redis.call('SET', KEYS[8], ARGV[6], 'PX', ARGV[11])
+local moved = 0
+while moved < tonumber(ARGV[10]) do
+  local h = head()
+  if not h then
+    break
+  end
+  bury(h, ARGV[6], redis.call('HGET', KEYS[3], h[2][2]) or '')
+  removed(h, ARGV[7])
+  moved = moved + 1
+end
+trim_ids(ARGV[7])
+trim_dead(ARGV[8], ARGV[9])
+return moved
+`
+
+// KEYS[10] the dead letter; ARGV[6] max length.
+const deliveryRedeliverLua = deliveryPrelude + `
+local r = redis.call('HMGET', KEYS[10], 'id', 'task', 'enq', 'pl', 'm')
+if not r[1] then
+  return 'missing'
+end
+if redis.call('ZSCORE', KEYS[2], r[1]) ~= 'inf' then
+  local len = redis.call('XLEN', KEYS[1])
+  if len >= tonumber(ARGV[6]) then
+    return 'full'
+  end
+  redis.call('XADD', KEYS[1], '*', 'id', r[1], 'task', r[2], 'enq', r[3], 'pl', r[4])
+  redis.call('HDEL', KEYS[3], r[1])
+  added(r[1], r[3], len)
+end
+redis.call('DEL', KEYS[8])
+redis.call('DEL', KEYS[10])
+if r[5] then
+  redis.call('ZREM', KEYS[7], r[5])
+end
+return 'ok'
+`
+
+// ARGV[6] id, attempt line, log cap.
+const deliveryRecordLua = deliveryPrelude + `
+if redis.call('ZSCORE', KEYS[2], ARGV[6]) ~= 'inf' then
+  return 'gone'
+end
+local v = redis.call('HGET', KEYS[3], ARGV[6])
+if v then
+  v = v .. '\n' .. ARGV[7]
+else
+  v = ARGV[7]
+end
+local n = 1
+for _ in string.gmatch(v, '\n') do
+  n = n + 1
+end
+local pos = 1
+while n > tonumber(ARGV[8]) do
+  pos = string.find(v, '\n', pos, true) + 1
+  n = n - 1
+end
+if pos > 1 then
+  v = string.sub(v, pos)
+end
+redis.call('HSET', KEYS[3], ARGV[6], v)
+return 'ok'
+`
+
+// ARGV[6] holder, ttl ms. Reply: 1 if holder holds the lease now.
+const deliveryClaimLua = deliveryPrelude + `
+local v = redis.call('GET', KEYS[9])
+if not v then
+  redis.call('SET', KEYS[9], ARGV[6], 'PX', ARGV[7])
+elseif v == ARGV[6] then
+  redis.call('PEXPIRE', KEYS[9], ARGV[7])
+else
+  return 0
+end
+redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[7])), ARGV[1])
+return 1
+`
+
+// ARGV[6] holder, next ms. Reply: 1 if holder held the lease.
+const deliveryReleaseLua = deliveryPrelude + `
+if redis.call('GET', KEYS[9]) ~= ARGV[6] then
+  return 0
+end
+redis.call('DEL', KEYS[9])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
+else
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('ZREM', KEYS[5], ARGV[1])
+end
+return 1
+`
+
+type redisDelivery struct {
+	conn                                                           *redisConn
+	enqueue, ack, dead, disable, redeliver, record, claim, release *redis.Script
+}
+
+var _ DeliveryStore = (*redisDelivery)(nil)
+
+func newRedisDelivery(conn *redisConn) *redisDelivery {
+	return &redisDelivery{
+		conn:      conn,
+		enqueue:   redis.NewScript(deliveryEnqueueLua),
+		ack:       redis.NewScript(deliveryAckLua),
+		dead:      redis.NewScript(deliveryDeadLetterLua),
+		disable:   redis.NewScript(deliveryDisableLua),
+		redeliver: redis.NewScript(deliveryRedeliverLua),
+		record:    redis.NewScript(deliveryRecordLua),
+		claim:     redis.NewScript(deliveryClaimLua),
+		release:   redis.NewScript(deliveryReleaseLua),
+	}
+}
+
+// bucketBase returns <prefix>:dq:{<b>}.
+func (r *redisDelivery) bucketBase(b int) string {
+	return r.conn.keys.prefix + ":" + deliveryFamily + ":{" + strconv.Itoa(b) + "}"
+}
+
+// endpointKeys holds the keys and common arguments of one endpoint.
+type endpointKeys struct {
+	base, member string
+	keys         []string
+}
+
+func (r *redisDelivery) endpointKeys(endpoint string) endpointKeys {
+	base := r.bucketBase(deliveryBucket(endpoint))
+	e := escape(endpoint)
+	keys := make([]string, dkCommon, dkCommon+1)
+	keys[dkQueue] = base + ":q:" + e
+	keys[dkIDs] = base + ":ids:" + e
+	keys[dkAttempts] = base + ":att:" + e
+	keys[dkDue] = base + ":due"
+	keys[dkHeads] = base + ":heads"
+	keys[dkCount] = base + ":n"
+	keys[dkDead] = base + ":dead"
+	keys[dkOff] = base + ":off:" + e
+	keys[dkLease] = base + ":lease:" + e
+	return endpointKeys{base: base, member: e, keys: keys}
+}
+
+func (k endpointKeys) deadKey(id string) string {
+	return k.base + ":dl:" + k.member + ":" + escape(id)
+}
+
+// args returns the common ARGV for a script run at now, followed by more.
+func (k endpointKeys) args(now time.Time, more ...any) []any {
+	ms := now.UnixMilli()
+	return append([]any{k.member, ms, now.UnixNano(), k.base + ":dl:", fmt.Sprintf("%013d", ms)}, more...)
+}
+
+// deadCutoff is the member below which dead letters are past retention.
+func deadCutoff(now time.Time) string {
+	return fmt.Sprintf("%013d", max(now.Add(-DeadLetterRetention).UnixMilli(), 0))
+}
+
+// runOutcome runs a script whose reply is one of outcomes.
+func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Script, keys []string, args []any, outcomes ...string) (string, error) {
+	v, err := s.Run(ctx, r.conn.client, keys, args...).Text()
+	if err != nil {
+		return "", r.conn.fail(op, err)
+	}
+	if !slices.Contains(outcomes, v) {
+		return "", fmt.Errorf("store: %s: key %q: unexpected script reply %.32q", op, keys[dkQueue], v)
+	}
+	return v, nil
+}
+
+func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDelivery(&d); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	enq, _ := nanoTime("enqueued", d.Enqueued)
+	if enq.IsZero() {
+		enq = now
+	}
+	k := r.endpointKeys(d.Endpoint)
+	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, k.keys,
+		k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention)),
+		"ok", "dup", "disabled", "full")
+	switch {
+	case err != nil:
+		return false, err
+	case out == "disabled":
+		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+	case out == "full":
+		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+	}
+	return out == "ok", nil
+}
+
+func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Delivery{}, false, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return Delivery{}, false, err
+	}
+	k := r.endpointKeys(endpoint)
+	msgs, err := r.conn.client.XRangeN(ctx, k.keys[dkQueue], "-", "+", 1).Result()
+	if err != nil {
+		return Delivery{}, false, r.conn.fail("delivery next", err)
+	}
+	if len(msgs) == 0 {
+		return Delivery{}, false, nil
+	}
+	d, err := decodeQueueEntry(endpoint, msgs[0])
+	if err != nil {
+		return Delivery{}, false, fmt.Errorf("store: delivery next: key %q: %w", k.keys[dkQueue], err)
+	}
+	return d, true, nil
+}
+
+// decodeQueueEntry reads a stream entry the enqueue script wrote.
+func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
+	field := func(name string) (string, error) {
+		v, ok := m.Values[name].(string)
+		if !ok {
+			return "", fmt.Errorf("queue entry %s has no field %s", m.ID, name)
+		}
+		return v, nil
+	}
+	var vals [4]string
+	for i, name := range []string{"id", "task", "enq", "pl"} {
+		v, err := field(name)
+		if err != nil {
+			return Delivery{}, err
+		}
+		vals[i] = v
+	}
+	enq, err := strconv.ParseInt(vals[2], 10, 64)
+	if err != nil || vals[0] == "" {
+		return Delivery{}, fmt.Errorf("queue entry %s is malformed", m.ID)
+	}
+	return Delivery{ID: vals[0], Endpoint: endpoint, TaskID: vals[1], Payload: []byte(vals[3]), Enqueued: unixNanoTime(enq)}, nil
+}
+
+func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	k := r.endpointKeys(endpoint)
+	out, err := r.runOutcome(ctx, "delivery ack", r.ack, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention)), "ok", "gone", "nothead")
+	if err != nil {
+		return err
+	}
+	if out == "nothead" {
+		return fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
+	}
+	return nil
+}
+
+func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	log, err := encodeAttemptLog(attempts)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	k := r.endpointKeys(endpoint)
+	out, err := r.runOutcome(ctx, "delivery dead letter", r.dead, k.keys,
+		k.args(now, id, millis(DeliveryIDRetention), clipText(reason, MaxReasonBytes), log, deadCutoff(now), maxDeadLettersPerBucket),
+		"ok", "gone", "nothead")
+	if err != nil {
+		return err
+	}
+	if out == "nothead" {
+		return fmt.Errorf("%w: dead letter of %.64q", ErrNotHead, id)
+	}
+	return nil
+}
+
+func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return 0, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return 0, err
+	}
+	reason = clipText(reason, MaxReasonBytes)
+	if reason == "" {
+		// The marker's value is its reason; Redis cannot store an empty
+		// string any differently, but a reason helps whoever reads it.
+		reason = "disabled"
+	}
+	k := r.endpointKeys(endpoint)
+	total := 0
+	for {
+		now := time.Now()
+		n, err := r.disable.Run(ctx, r.conn.client, k.keys,
+			k.args(now, reason, millis(DeliveryIDRetention), deadCutoff(now), maxDeadLettersPerBucket, deliveryDisableBatch, millis(DisabledEndpointTTL))...).Int()
+		if err != nil {
+			return total, r.conn.fail("delivery disable", err)
+		}
+		total += n
+		if n < deliveryDisableBatch {
+			return total, nil
+		}
+	}
+}
+
+func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return nil, err
+	}
+	k := r.endpointKeys(endpoint)
+	v, err := r.conn.client.HGet(ctx, k.keys[dkAttempts], id).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.conn.fail("delivery attempts", err)
+	}
+	atts, err := decodeAttemptLog(v)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery attempts: key %q field %.64q: %w", k.keys[dkAttempts], id, err)
+	}
+	return atts, nil
+}
+
+func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	a, err := normalizeAttempt(a)
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(attemptToJSON(a))
+	if err != nil {
+		return fmt.Errorf("store: delivery record attempt: %w", err)
+	}
+	k := r.endpointKeys(endpoint)
+	out, err := r.runOutcome(ctx, "delivery record attempt", r.record, k.keys, k.args(time.Now(), id, line, MaxDeliveryAttempts), "ok", "gone")
+	if err != nil {
+		return err
+	}
+	if out == "gone" {
+		return fmt.Errorf("%w: delivery %.64q is not queued", ErrNotFound, id)
+	}
+	return nil
+}
+
+func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkClaim(endpoint, holder, ttl); err != nil {
+		return false, err
+	}
+	k := r.endpointKeys(endpoint)
+	n, err := r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Int()
+	if err != nil {
+		return false, r.conn.fail("delivery claim", err)
+	}
+	return n == 1, nil
+}
+
+func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkRelease(endpoint, holder, next); err != nil {
+		return err
+	}
+	now := time.Now()
+	if next.IsZero() {
+		next = now
+	}
+	k := r.endpointKeys(endpoint)
+	if err := r.release.Run(ctx, r.conn.client, k.keys, k.args(now, holder, next.UnixMilli())...).Err(); err != nil {
+		return r.conn.fail("delivery release", err)
+	}
+	return nil
+}
+
+func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkEndpointsLimit(limit); err != nil {
+		return nil, err
+	}
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	cmds := make([]*redis.ZSliceCmd, deliveryBuckets)
+	pipe := r.conn.client.Pipeline()
+	for b := range deliveryBuckets {
+		cmds[b] = pipe.ZRangeByScoreWithScores(ctx, r.bucketBase(b)+":due", &redis.ZRangeBy{Min: "-inf", Max: now, Count: int64(limit)})
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	var due []redis.Z
+	for _, c := range cmds {
+		zs, err := c.Result()
+		if err != nil {
+			return nil, r.conn.fail("delivery endpoints", err)
+		}
+		due = append(due, zs...)
+	}
+	slices.SortFunc(due, func(a, b redis.Z) int { return cmp.Compare(a.Score, b.Score) })
+	out := make([]string, 0, min(limit, len(due)))
+	for _, z := range due[:min(limit, len(due))] {
+		m, _ := z.Member.(string)
+		ep, err := unescape(m)
+		if err != nil || ep == "" {
+			return nil, fmt.Errorf("store: delivery endpoints: registry member %.64q is not an escaped endpoint", m)
+		}
+		out = append(out, ep)
+	}
+	return out, nil
+}
+
+func (r *redisDelivery) Depth(ctx context.Context, endpoint string) (int, time.Time, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return 0, time.Time{}, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return 0, time.Time{}, err
+	}
+	k := r.endpointKeys(endpoint)
+	pipe := r.conn.client.Pipeline()
+	n := pipe.XLen(ctx, k.keys[dkQueue])
+	first := pipe.XRangeN(ctx, k.keys[dkQueue], "-", "+", 1)
+	_, _ = pipe.Exec(ctx)
+	if err := cmp.Or(n.Err(), first.Err()); err != nil {
+		return 0, time.Time{}, r.conn.fail("delivery depth", err)
+	}
+	if len(first.Val()) == 0 {
+		return int(n.Val()), time.Time{}, nil
+	}
+	d, err := decodeQueueEntry(endpoint, first.Val()[0])
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("store: delivery depth: key %q: %w", k.keys[dkQueue], err)
+	}
+	return int(n.Val()), d.Enqueued, nil
+}
+
+func (r *redisDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return 0, time.Time{}, err
+	}
+	counts := make([]*redis.StringCmd, deliveryBuckets)
+	heads := make([]*redis.ZSliceCmd, deliveryBuckets)
+	pipe := r.conn.client.Pipeline()
+	for b := range deliveryBuckets {
+		base := r.bucketBase(b)
+		counts[b] = pipe.Get(ctx, base+":n")
+		heads[b] = pipe.ZRangeWithScores(ctx, base+":heads", 0, 0)
+	}
+	_, _ = pipe.Exec(ctx)
+	total := 0
+	oldest := int64(-1)
+	for b := range deliveryBuckets {
+		n, err := counts[b].Int()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if errors.Is(err, strconv.ErrSyntax) || errors.Is(err, strconv.ErrRange) {
+				return 0, time.Time{}, fmt.Errorf("store: delivery backlog: key %q is not a count", r.bucketBase(b)+":n")
+			}
+			return 0, time.Time{}, r.conn.fail("delivery backlog", err)
+		}
+		total += max(n, 0)
+		zs, err := heads[b].Result()
+		if err != nil {
+			return 0, time.Time{}, r.conn.fail("delivery backlog", err)
+		}
+		if len(zs) > 0 && (oldest < 0 || int64(zs[0].Score) < oldest) {
+			oldest = int64(zs[0].Score)
+		}
+	}
+	if oldest < 0 {
+		return total, time.Time{}, nil
+	}
+	return total, time.UnixMilli(oldest).UTC(), nil
+}
+
+func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, "", err
+	}
+	if err := checkDeadLetterLimit(limit); err != nil {
+		return nil, "", err
+	}
+	after, err := decodeDeadCursor(cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	lo := "-"
+	if after != "" {
+		lo = "(" + after
+	}
+	cmds := make([]*redis.StringSliceCmd, deliveryBuckets)
+	pipe := r.conn.client.Pipeline()
+	for b := range deliveryBuckets {
+		cmds[b] = pipe.ZRangeByLex(ctx, r.bucketBase(b)+":dead", &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(limit) + 1})
+	}
+	_, _ = pipe.Exec(ctx)
+	var members []string
+	for _, c := range cmds {
+		ms, err := c.Result()
+		if err != nil {
+			return nil, "", r.conn.fail("delivery dead letters", err)
+		}
+		members = append(members, ms...)
+	}
+	slices.Sort(members)
+	next := ""
+	if len(members) > limit {
+		members = members[:limit]
+		next = encodeDeadCursor(members[limit-1])
+	}
+	type ref struct{ endpoint, id string }
+	refs := make([]ref, len(members))
+	hashes := make([]*redis.MapStringStringCmd, len(members))
+	pipe = r.conn.client.Pipeline()
+	for i, m := range members {
+		ep, id, err := parseDeadMember(m)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: delivery dead letters: %w", err)
+		}
+		refs[i] = ref{ep, id}
+		hashes[i] = pipe.HGetAll(ctx, r.endpointKeys(ep).deadKey(id))
+	}
+	if len(members) > 0 {
+		_, _ = pipe.Exec(ctx)
+	}
+	out := make([]DeadLetter, 0, len(members))
+	for i, c := range hashes {
+		h, err := c.Result()
+		if err != nil {
+			return nil, "", r.conn.fail("delivery dead letters", err)
+		}
+		if len(h) == 0 {
+			continue // redelivered since the index was read
+		}
+		dl, err := decodeDeadLetter(refs[i].endpoint, h)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: delivery dead letters: key %q: %w", r.endpointKeys(refs[i].endpoint).deadKey(refs[i].id), err)
+		}
+		out = append(out, dl)
+	}
+	return out, next, nil
+}
+
+func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return DeadLetter{}, false, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return DeadLetter{}, false, err
+	}
+	key := r.endpointKeys(endpoint).deadKey(id)
+	h, err := r.conn.client.HGetAll(ctx, key).Result()
+	if err != nil {
+		return DeadLetter{}, false, r.conn.fail("delivery get dead letter", err)
+	}
+	if len(h) == 0 {
+		return DeadLetter{}, false, nil
+	}
+	dl, err := decodeDeadLetter(endpoint, h)
+	if err != nil {
+		return DeadLetter{}, false, fmt.Errorf("store: delivery get dead letter: key %q: %w", key, err)
+	}
+	return dl, true, nil
+}
+
+func (r *redisDelivery) Redeliver(ctx context.Context, endpoint, id string) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return err
+	}
+	k := r.endpointKeys(endpoint)
+	keys := append(k.keys, k.deadKey(id))
+	out, err := r.runOutcome(ctx, "delivery redeliver", r.redeliver, keys, k.args(time.Now(), MaxQueueLength), "ok", "missing", "full")
+	switch {
+	case err != nil:
+		return err
+	case out == "missing":
+		return fmt.Errorf("%w: no dead letter %.64q for endpoint %.64q", ErrNotFound, id, endpoint)
+	case out == "full":
+		return fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, endpoint, MaxQueueLength)
+	}
+	return nil
+}
+
+// decodeDeadLetter reads a dead letter hash the scripts wrote.
+func decodeDeadLetter(endpoint string, h map[string]string) (DeadLetter, error) {
+	if v := h["v"]; v != deliveryDeadFormat {
+		return DeadLetter{}, fmt.Errorf("dead letter has unknown format version %.8q", v)
+	}
+	enq, err1 := strconv.ParseInt(h["enq"], 10, 64)
+	at, err2 := strconv.ParseInt(h["at"], 10, 64)
+	if err := cmp.Or(err1, err2); err != nil || h["id"] == "" {
+		return DeadLetter{}, errors.New("dead letter fields id, enq or at are malformed")
+	}
+	atts, err := decodeAttemptLog(h["att"])
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("dead letter attempt log: %w", err)
+	}
+	return DeadLetter{
+		Delivery: Delivery{ID: h["id"], Endpoint: endpoint, TaskID: h["task"], Payload: []byte(h["pl"]), Enqueued: unixNanoTime(enq)},
+		Attempts: atts,
+		At:       unixNanoTime(at),
+		Reason:   h["why"],
+	}, nil
+}
+
+// attemptJSON is one line of an attempt log; times are Unix ns, 0 for none.
+type attemptJSON struct {
+	At      int64  `json:"at"`
+	Status  int    `json:"st"`
+	Latency int64  `json:"lat"`
+	Err     string `json:"err,omitempty"`
+	RetryAt int64  `json:"retry,omitempty"`
+}
+
+func attemptToJSON(a Attempt) attemptJSON {
+	return attemptJSON{At: timeUnixNano(a.At), Status: a.Status, Latency: int64(a.Latency), Err: a.Err, RetryAt: timeUnixNano(a.RetryAt)}
+}
+
+// encodeAttemptLog renders attempts as the log the scripts keep: the newest
+// MaxDeliveryAttempts, one JSON object per line.
+func encodeAttemptLog(attempts []Attempt) (string, error) {
+	atts, err := normalizeAttempts(attempts)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, a := range atts {
+		line, err := json.Marshal(attemptToJSON(a))
+		if err != nil {
+			return "", fmt.Errorf("store: attempt log: %w", err)
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.Write(line)
+	}
+	return b.String(), nil
+}
+
+func decodeAttemptLog(log string) ([]Attempt, error) {
+	if log == "" {
+		return nil, nil
+	}
+	var out []Attempt
+	for line := range strings.SplitSeq(log, "\n") {
+		var j attemptJSON
+		if err := json.Unmarshal([]byte(line), &j); err != nil {
+			return nil, fmt.Errorf("attempt %d: %w", len(out), err)
+		}
+		out = append(out, Attempt{At: unixNanoTime(j.At), Status: j.Status, Latency: time.Duration(j.Latency), Err: j.Err, RetryAt: unixNanoTime(j.RetryAt)})
+	}
+	return out, nil
+}
