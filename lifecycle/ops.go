@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/adminapi"
 	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
@@ -51,7 +51,7 @@ func (t *Tracker) opsAuth(next http.Handler) http.Handler {
 		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a-gateway-ops"`)
-			opsError(w, http.StatusUnauthorized, "a valid ops bearer token is required")
+			adminapi.WriteError(w, http.StatusUnauthorized, "a valid ops bearer token is required")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -110,7 +110,7 @@ func (t *Tracker) opsList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	agent := q.Get("agent")
 	if _, ok := t.agents[agent]; !ok {
-		opsError(w, http.StatusBadRequest, "agent must name a configured agent")
+		adminapi.WriteError(w, http.StatusBadRequest, "agent must name a configured agent")
 		return
 	}
 	now := time.Now()
@@ -119,7 +119,7 @@ func (t *Tracker) opsList(w http.ResponseWriter, r *http.Request) {
 		if s != store.LifecycleOpen {
 			st := a2a.ParseState(s)
 			if st == a2a.StateUnknown {
-				opsError(w, http.StatusBadRequest, "state must be a task state or \"open\"")
+				adminapi.WriteError(w, http.StatusBadRequest, "state must be a task state or \"open\"")
 				return
 			}
 			s = st.String()
@@ -128,7 +128,7 @@ func (t *Tracker) opsList(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.Get("orphans") == "1" {
 		if f.State != "" && f.State != store.LifecycleOpen && a2a.ParseState(f.State).Terminal() {
-			opsError(w, http.StatusBadRequest, "orphans are never in a terminal state")
+			adminapi.WriteError(w, http.StatusBadRequest, "orphans are never in a terminal state")
 			return
 		}
 		if f.State == "" {
@@ -140,7 +140,7 @@ func (t *Tracker) opsList(w http.ResponseWriter, r *http.Request) {
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > store.MaxLifecycleListLimit {
-			opsError(w, http.StatusBadRequest, "limit must be 1 to "+strconv.Itoa(store.MaxLifecycleListLimit))
+			adminapi.WriteError(w, http.StatusBadRequest, "limit must be 1 to "+strconv.Itoa(store.MaxLifecycleListLimit))
 			return
 		}
 		limit = n
@@ -162,7 +162,7 @@ func (t *Tracker) opsList(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Tasks = append(out.Tasks, t.view(rec, now, false))
 	}
-	opsJSON(w, http.StatusOK, out)
+	adminapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (t *Tracker) opsGet(w http.ResponseWriter, r *http.Request) {
@@ -176,10 +176,10 @@ func (t *Tracker) opsGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !found {
-		opsError(w, http.StatusNotFound, "no record of this task")
+		adminapi.WriteError(w, http.StatusNotFound, "no record of this task")
 		return
 	}
-	opsJSON(w, http.StatusOK, t.view(rec, time.Now(), true))
+	adminapi.WriteJSON(w, http.StatusOK, t.view(rec, time.Now(), true))
 }
 
 func (t *Tracker) opsHold(hold bool) http.HandlerFunc {
@@ -197,14 +197,14 @@ func (t *Tracker) opsHold(hold bool) http.HandlerFunc {
 		})
 		switch {
 		case errors.Is(err, errNoRecord):
-			opsError(w, http.StatusNotFound, "no record of this task")
+			adminapi.WriteError(w, http.StatusNotFound, "no record of this task")
 			return
 		case err != nil:
 			t.opsStoreError(w, err)
 			return
 		}
 		t.log.Info("lifecycle: legal hold changed", "agent", agent, "task_id", task, "legal_hold", hold)
-		opsJSON(w, http.StatusOK, t.view(rec, time.Now(), true))
+		adminapi.WriteJSON(w, http.StatusOK, t.view(rec, time.Now(), true))
 	}
 }
 
@@ -212,7 +212,7 @@ func (t *Tracker) opsCounts(w http.ResponseWriter, r *http.Request) {
 	names := t.names
 	if agent := r.URL.Query().Get("agent"); agent != "" {
 		if _, ok := t.agents[agent]; !ok {
-			opsError(w, http.StatusNotFound, "no such agent")
+			adminapi.WriteError(w, http.StatusNotFound, "no such agent")
 			return
 		}
 		names = []string{agent}
@@ -228,18 +228,18 @@ func (t *Tracker) opsCounts(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Counts[name] = withEveryState(c)
 	}
-	opsJSON(w, http.StatusOK, out)
+	adminapi.WriteJSON(w, http.StatusOK, out)
 }
 
 // opsTask reads the path's agent and task id.
 func (t *Tracker) opsTask(w http.ResponseWriter, r *http.Request) (agent, task string, ok bool) {
 	agent, task = r.PathValue("agent"), r.PathValue("task")
 	if _, known := t.agents[agent]; !known {
-		opsError(w, http.StatusNotFound, "no such agent")
+		adminapi.WriteError(w, http.StatusNotFound, "no such agent")
 		return "", "", false
 	}
 	if task == "" || len(task) > store.MaxNameBytes {
-		opsError(w, http.StatusBadRequest, "invalid task id")
+		adminapi.WriteError(w, http.StatusBadRequest, "invalid task id")
 		return "", "", false
 	}
 	return agent, task, true
@@ -248,29 +248,13 @@ func (t *Tracker) opsTask(w http.ResponseWriter, r *http.Request) (agent, task s
 func (t *Tracker) opsStoreError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
-		opsError(w, http.StatusBadRequest, "invalid argument (a cursor from another listing?)")
+		adminapi.WriteError(w, http.StatusBadRequest, "invalid argument (a cursor from another listing?)")
 	case errors.Is(err, store.ErrUnavailable):
 		t.log.Warn("lifecycle: ops API: store unavailable", "err", err)
 		w.Header().Set("Retry-After", "1")
-		opsError(w, http.StatusServiceUnavailable, "the store is temporarily unavailable")
+		adminapi.WriteError(w, http.StatusServiceUnavailable, "the store is temporarily unavailable")
 	default:
 		t.log.Error("lifecycle: ops API: store error", "err", err)
-		opsError(w, http.StatusInternalServerError, "internal error")
+		adminapi.WriteError(w, http.StatusInternalServerError, "internal error")
 	}
-}
-
-func opsJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
-
-func opsError(w http.ResponseWriter, status int, msg string) {
-	opsJSON(w, status, map[string]string{"error": msg})
 }

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/adminapi"
 	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
@@ -1128,7 +1129,7 @@ func (d *Deliverer) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > store.MaxDeadLetterListLimit {
-			writeAdminError(w, http.StatusBadRequest, fmt.Sprintf("limit must be between 1 and %d", store.MaxDeadLetterListLimit))
+			adminapi.WriteError(w, http.StatusBadRequest, fmt.Sprintf("limit must be between 1 and %d", store.MaxDeadLetterListLimit))
 			return
 		}
 		limit = n
@@ -1145,7 +1146,7 @@ func (d *Deliverer) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	for i, dl := range dls {
 		out.DeadLetters[i] = viewDeadLetter(dl, false)
 	}
-	writeAdminJSON(w, http.StatusOK, out)
+	adminapi.WriteJSON(w, http.StatusOK, out)
 }
 
 func (d *Deliverer) getDeadLetter(w http.ResponseWriter, r *http.Request) {
@@ -1156,10 +1157,10 @@ func (d *Deliverer) getDeadLetter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		writeAdminError(w, http.StatusNotFound, "no such dead letter")
+		adminapi.WriteError(w, http.StatusNotFound, "no such dead letter")
 		return
 	}
-	writeAdminJSON(w, http.StatusOK, viewDeadLetter(dl, true))
+	adminapi.WriteJSON(w, http.StatusOK, viewDeadLetter(dl, true))
 }
 
 func (d *Deliverer) redeliver(w http.ResponseWriter, r *http.Request) {
@@ -1173,7 +1174,7 @@ func (d *Deliverer) redeliver(w http.ResponseWriter, r *http.Request) {
 	case d.hints <- ep:
 	default:
 	}
-	writeAdminJSON(w, http.StatusAccepted, map[string]string{"endpoint": ep, "id": id, "status": "queued"})
+	adminapi.WriteJSON(w, http.StatusAccepted, map[string]string{"endpoint": ep, "id": id, "status": "queued"})
 }
 
 // adminStoreError answers a store error with its status; the details of
@@ -1181,31 +1182,15 @@ func (d *Deliverer) redeliver(w http.ResponseWriter, r *http.Request) {
 func (d *Deliverer) adminStoreError(w http.ResponseWriter, what string, err error) {
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
-		writeAdminError(w, http.StatusBadRequest, err.Error())
+		adminapi.WriteError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound):
-		writeAdminError(w, http.StatusNotFound, "no such dead letter")
+		adminapi.WriteError(w, http.StatusNotFound, "no such dead letter")
 	case errors.Is(err, store.ErrQueueFull):
-		writeAdminError(w, http.StatusConflict, "the endpoint's queue is full; try again once it has drained")
+		adminapi.WriteError(w, http.StatusConflict, "the endpoint's queue is full; try again once it has drained")
 	case errors.Is(err, store.ErrUnavailable):
-		writeAdminError(w, http.StatusServiceUnavailable, "the store is temporarily unavailable")
+		adminapi.WriteError(w, http.StatusServiceUnavailable, "the store is temporarily unavailable")
 	default:
 		d.log.Error("push: admin: could not "+what, "error", err)
-		writeAdminError(w, http.StatusInternalServerError, "internal error")
+		adminapi.WriteError(w, http.StatusInternalServerError, "internal error")
 	}
-}
-
-func writeAdminJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-func writeAdminError(w http.ResponseWriter, status int, msg string) {
-	writeAdminJSON(w, status, map[string]string{"error": msg})
 }
