@@ -28,6 +28,15 @@ const (
 	storeRedis    = "redis"
 )
 
+// Values of the round-trip metric's path label.
+const (
+	// pathRequest: a caller waited for the round trip.
+	pathRequest = "request"
+	// pathBackground: queued bookkeeping, such as lifecycle records and
+	// dedupe records settled after the answer has been sent.
+	pathBackground = "background"
+)
+
 // GatewayUsage is what a gateway row's measured windows cost its store and
 // its token issuer, from the gateway's own metrics and the harness's JWKS
 // server, read after the warm-up and after the last window.
@@ -47,6 +56,10 @@ type GatewayUsage struct {
 	// PerRequest is RoundTrips per answered request, by op too.
 	PerRequest     float64            `json:"store_round_trips_per_request"`
 	PerRequestByOp map[string]float64 `json:"store_round_trips_per_request_by_op,omitempty"`
+	// RequestPath and Background split PerRequest by the gateway's path
+	// label: round trips a caller waited for, and queued bookkeeping.
+	RequestPath PathUsage `json:"request_path"`
+	Background  PathUsage `json:"background"`
 	// Dedupe's own round trips per answered request, from its decision
 	// counter: DedupeWaited are claims, one script call for each decision,
 	// which the request waits for; DedupeAfterAnswer are the records their
@@ -69,9 +82,19 @@ type GatewayUsage struct {
 	JWKSFetchesMeasured int64 `json:"jwks_fetches_measured"`
 }
 
+// PathUsage is one path's round trips per answered request, in all and by
+// command.
+type PathUsage struct {
+	PerRequest float64            `json:"per_request"`
+	ByOp       map[string]float64 `json:"by_op,omitempty"`
+}
+
+// opPath identifies one series of the round-trip metric.
+type opPath struct{ op, path string }
+
 // gatewaySnapshot is one reading of a gateway row's counters.
 type gatewaySnapshot struct {
-	roundTrips     map[string]float64
+	roundTrips     map[opPath]float64
 	decisions      float64 // dedupe decisions, one claim each
 	settled        float64 // of which the holder settles after the answer
 	requests       float64
@@ -92,7 +115,7 @@ func (s gatewaySnapshot) totalRoundTrips() float64 {
 func snapshotGateway(ctx context.Context, gw *runningGateway, jwks func() int64) (gatewaySnapshot, error) {
 	// Read the issuer first: a fetch between the two reads then shows in
 	// the next snapshot rather than in neither.
-	s := gatewaySnapshot{roundTrips: map[string]float64{}}
+	s := gatewaySnapshot{roundTrips: map[opPath]float64{}}
 	if jwks != nil {
 		s.jwks = jwks()
 	}
@@ -101,11 +124,14 @@ func snapshotGateway(ctx context.Context, gw *runningGateway, jwks func() int64)
 		return s, err
 	}
 	for _, x := range fams[roundTripsMetric] {
-		op := x.labels["op"]
-		if op == "" {
+		k := opPath{op: x.labels["op"], path: x.labels["path"]}
+		if k.op == "" {
 			return s, fmt.Errorf("%s: a sample without an op label", roundTripsMetric)
 		}
-		s.roundTrips[op] += x.value
+		if k.path != pathRequest && k.path != pathBackground {
+			return s, fmt.Errorf("%s: path label %q, want %q or %q", roundTripsMetric, k.path, pathRequest, pathBackground)
+		}
+		s.roundTrips[k] += x.value
 	}
 	for _, x := range fams[dedupeMetric] {
 		s.decisions += x.value
@@ -164,10 +190,12 @@ func usageBetween(store string, jwt bool, answered int64, before, after gatewayS
 		u.JWKSFetchesBefore = before.jwks
 		u.JWKSFetchesMeasured = after.jwks - before.jwks
 	}
-	for op, v := range after.roundTrips {
-		if d := v - before.roundTrips[op]; d > 0 {
-			u.RoundTripsByOp[op] = d
+	byPath := map[string]map[string]float64{pathRequest: {}, pathBackground: {}}
+	for k, v := range after.roundTrips {
+		if d := v - before.roundTrips[k]; d > 0 {
+			u.RoundTripsByOp[k.op] += d
 			u.RoundTrips += d
+			byPath[k.path][k.op] += d
 		}
 	}
 	if answered > 0 {
@@ -176,6 +204,8 @@ func usageBetween(store string, jwt bool, answered int64, before, after gatewayS
 		for op, d := range u.RoundTripsByOp {
 			u.PerRequestByOp[op] = d / n
 		}
+		u.RequestPath = perRequest(byPath[pathRequest], n)
+		u.Background = perRequest(byPath[pathBackground], n)
 		u.DedupeWaited = (after.decisions - before.decisions) / n
 		u.DedupeAfterAnswer = (after.settled - before.settled) / n
 		u.LifecycleDropped = (after.lifecycleDrops - before.lifecycleDrops) / n
@@ -184,6 +214,19 @@ func usageBetween(store string, jwt bool, answered int64, before, after gatewayS
 		u.RoundTripsByOp, u.PerRequestByOp = nil, nil
 	}
 	return u
+}
+
+// perRequest divides one path's round trips by op by the answered requests.
+func perRequest(byOp map[string]float64, answered float64) PathUsage {
+	var p PathUsage
+	for op, d := range byOp {
+		if p.ByOp == nil {
+			p.ByOp = make(map[string]float64, len(byOp))
+		}
+		p.ByOp[op] = d / answered
+		p.PerRequest += d / answered
+	}
+	return p
 }
 
 // sortedOps lists the ops of by in a stable order for the report.

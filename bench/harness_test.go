@@ -51,7 +51,7 @@ func TestHarnessTiny(t *testing.T) {
 	t.Log("\n" + progress.String())
 
 	_, redisErr := exec.LookPath("redis-server")
-	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway, TargetJWTRedis, TargetJWTRedisFollowUp, TargetJWTRedisDedupe} {
+	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway, TargetJWTRedis, TargetJWTRedisContext, TargetJWTRedisFollowUp, TargetJWTRedisDedupe} {
 		t.Run(name, func(t *testing.T) {
 			tr := rep.Target(name)
 			if tr == nil {
@@ -78,15 +78,29 @@ func TestHarnessTiny(t *testing.T) {
 			}
 		})
 	}
-	t.Run("dedupe row settles its records after the answer", func(t *testing.T) {
+	t.Run("dedupe row claims on the request path and settles in the background", func(t *testing.T) {
 		du := rep.Target(TargetJWTRedisDedupe)
 		if du == nil || du.Gateway == nil {
 			t.Skip("the dedupe row was not measured")
 		}
 		// Every message id is new: each request is one first-seen claim,
-		// settled once after its answer.
-		if g := du.Gateway; !near(g.DedupeWaited, 1) || !near(g.DedupeAfterAnswer, 1) || g.PerRequestByOp["evalsha"] < 2 {
-			t.Fatalf("dedupe round trips not counted: %+v", g)
+		// which the caller waits for, settled once after its answer.
+		g := du.Gateway
+		if !near(g.DedupeWaited, 1) || !near(g.DedupeAfterAnswer, 1) ||
+			g.RequestPath.ByOp["evalsha"] < 1 || g.Background.ByOp["evalsha"] < 1 {
+			t.Fatalf("dedupe round trips not counted by path: %+v", g)
+		}
+	})
+	t.Run("rows load what they say", func(t *testing.T) {
+		// The ratios compare rows on equal loads; the context row is the
+		// one that makes the gateway reserve client-chosen contexts.
+		for name, want := range map[string]requestShape{
+			TargetGateway: shapeOneShot, TargetJWTRedis: shapeOneShot, TargetJWTRedisDedupe: shapeOneShot,
+			TargetJWTRedisContext: shapeNewContext, TargetJWTRedisFollowUp: shapeFollowUp,
+		} {
+			if tr := rep.Target(name); tr != nil && tr.Skipped == "" && tr.Load != want.String() {
+				t.Errorf("%s loaded with %q, want %q", name, tr.Load, want)
+			}
 		}
 	})
 	t.Run("streams", func(t *testing.T) {
@@ -108,7 +122,7 @@ func TestHarnessTiny(t *testing.T) {
 	}
 	want := []string{TargetGateway, "idle SSE streams", "targets:"}
 	if redisErr == nil {
-		want = append(want, "gateway rows", TargetJWTRedisDedupe, "JWKS fetches while measured")
+		want = append(want, "gateway rows", TargetJWTRedisContext, TargetJWTRedisDedupe, "request path", "JWKS fetches while measured")
 	}
 	for _, want := range want {
 		if !strings.Contains(table.String(), want) {
@@ -136,8 +150,11 @@ func checkUsage(t *testing.T, tr *TargetResult, redis bool) {
 		}
 		return
 	}
-	if u.Store != storeRedis || !u.JWT || u.RoundTrips <= 0 || u.PerRequest <= 0 {
+	if u.Store != storeRedis || !u.JWT || u.RoundTrips <= 0 || u.PerRequest <= 0 || u.RequestPath.PerRequest <= 0 {
 		t.Fatalf("no round trips counted: %+v", u)
+	}
+	if d := u.RequestPath.PerRequest + u.Background.PerRequest - u.PerRequest; d > 1e-9 || d < -1e-9 {
+		t.Fatalf("request path %.4f + background %.4f != %.4f in all", u.RequestPath.PerRequest, u.Background.PerRequest, u.PerRequest)
 	}
 	if u.JWKSFetchesBefore < 1 || u.JWKSFetchesMeasured != 0 {
 		t.Fatalf("JWKS fetched %d times before and %d times while measured; want at least 1 and 0", u.JWKSFetchesBefore, u.JWKSFetchesMeasured)
@@ -197,6 +214,9 @@ func TestInterruptStopsEveryChild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// A run directory of this test's own, so that harnesses run by
+			// other test binaries on the same machine are not counted.
+			t.Setenv("TMPDIR", t.TempDir())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			progress := &cancelOn{trigger: tt.trigger, delay: tt.delay, cancel: cancel}

@@ -51,6 +51,19 @@ const (
 	shapeFollowUp
 )
 
+// String names the shape in the report.
+func (s requestShape) String() string {
+	switch s {
+	case shapeOneShot:
+		return "one-shot"
+	case shapeNewContext:
+		return "new context"
+	case shapeFollowUp:
+		return "follow-up"
+	}
+	return fmt.Sprintf("shape %d", int(s))
+}
+
 // LoadResult is what one target achieved over its measured windows.
 type LoadResult struct {
 	// Requests answered correctly, and Errors of every other kind, among the

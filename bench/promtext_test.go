@@ -47,10 +47,11 @@ func TestParseSample(t *testing.T) {
 func TestScrapeFamiliesAndSnapshot(t *testing.T) {
 	const exposition = `# HELP a2agw_store_round_trip_seconds Round trips.
 # TYPE a2agw_store_round_trip_seconds histogram
-a2agw_store_round_trip_seconds_bucket{op="pipeline",le="+Inf"} 10
-a2agw_store_round_trip_seconds_sum{op="pipeline"} 0.01
-a2agw_store_round_trip_seconds_count{op="pipeline"} 10
-a2agw_store_round_trip_seconds_count{op="evalsha"} 4
+a2agw_store_round_trip_seconds_bucket{op="pipeline",path="request",le="+Inf"} 10
+a2agw_store_round_trip_seconds_sum{op="pipeline",path="request"} 0.01
+a2agw_store_round_trip_seconds_count{op="pipeline",path="request"} 10
+a2agw_store_round_trip_seconds_count{op="evalsha",path="request"} 1
+a2agw_store_round_trip_seconds_count{op="evalsha",path="background"} 3
 a2agw_dedupe_total{agent="bench",outcome="first_seen"} 3
 a2agw_dedupe_total{agent="bench",outcome="replayed"} 5
 a2agw_dedupe_total{agent="other",outcome="expired_takeover"} 1
@@ -81,7 +82,9 @@ go_goroutines 12
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := gatewaySnapshot{roundTrips: map[string]float64{"pipeline": 10, "evalsha": 4}, decisions: 9, settled: 4, requests: 7, lifecycleDrops: 2, jwks: 2}
+	want := gatewaySnapshot{roundTrips: map[opPath]float64{
+		{"pipeline", pathRequest}: 10, {"evalsha", pathRequest}: 1, {"evalsha", pathBackground}: 3,
+	}, decisions: 9, settled: 4, requests: 7, lifecycleDrops: 2, jwks: 2}
 	if !maps.Equal(s.roundTrips, want.roundTrips) || s.decisions != want.decisions || s.settled != want.settled ||
 		s.requests != want.requests || s.lifecycleDrops != want.lifecycleDrops || s.jwks != want.jwks {
 		t.Fatalf("snapshot = %+v, want %+v", s, want)
@@ -91,8 +94,34 @@ go_goroutines 12
 	}
 }
 
+// TestSnapshotWantsPaths refuses a gateway whose round trips do not say
+// whether a caller waited for them: the request-path target cannot be
+// judged on it.
+func TestSnapshotWantsPaths(t *testing.T) {
+	tests := []struct {
+		name, sample string
+	}{
+		{"no path label", `a2agw_store_round_trip_seconds_count{op="pipeline"} 10`},
+		{"unknown path", `a2agw_store_round_trip_seconds_count{op="pipeline",path="elsewhere"} 10`},
+		{"no op label", `a2agw_store_round_trip_seconds_count{path="request"} 10`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte(tt.sample + "\n"))
+			}))
+			defer srv.Close()
+			if s, err := snapshotGateway(context.Background(), &runningGateway{admin: srv.URL}, nil); err == nil {
+				t.Fatalf("snapshot accepted %q: %+v", tt.sample, s)
+			}
+		})
+	}
+}
+
 func TestUsageBetween(t *testing.T) {
-	before := gatewaySnapshot{roundTrips: map[string]float64{"pipeline": 100, "evalsha": 40}, decisions: 30, settled: 20, requests: 60, lifecycleDrops: 5, jwks: 1}
+	before := gatewaySnapshot{roundTrips: map[opPath]float64{
+		{"pipeline", pathRequest}: 100, {"evalsha", pathRequest}: 30, {"evalsha", pathBackground}: 10,
+	}, decisions: 30, settled: 20, requests: 60, lifecycleDrops: 5, jwks: 1}
 	tests := []struct {
 		name     string
 		jwt      bool
@@ -102,16 +131,25 @@ func TestUsageBetween(t *testing.T) {
 	}{
 		{
 			name: "dedupe row", jwt: true, answered: 100,
-			after: gatewaySnapshot{roundTrips: map[string]float64{"pipeline": 300, "evalsha": 240}, decisions: 130, settled: 120, requests: 160, lifecycleDrops: 15, jwks: 1},
+			after: gatewaySnapshot{roundTrips: map[opPath]float64{
+				{"pipeline", pathRequest}: 300, {"evalsha", pathRequest}: 130, {"evalsha", pathBackground}: 110,
+			}, decisions: 130, settled: 120, requests: 160, lifecycleDrops: 15, jwks: 1},
 			want: GatewayUsage{Store: storeRedis, Answered: 100, GatewayRequests: 100, RoundTrips: 400, PerRequest: 4,
-				PerRequestByOp: map[string]float64{"pipeline": 2, "evalsha": 2}, DedupeWaited: 1, DedupeAfterAnswer: 1, LifecycleDropped: 0.1,
+				PerRequestByOp: map[string]float64{"pipeline": 2, "evalsha": 2},
+				RequestPath:    PathUsage{PerRequest: 3, ByOp: map[string]float64{"pipeline": 2, "evalsha": 1}},
+				Background:     PathUsage{PerRequest: 1, ByOp: map[string]float64{"evalsha": 1}},
+				DedupeWaited:   1, DedupeAfterAnswer: 1, LifecycleDropped: 0.1,
 				JWT: true, JWKSFetchesBefore: 1},
 		},
 		{
 			name: "a new op and a JWKS fetch while measured", jwt: true, answered: 50,
-			after: gatewaySnapshot{roundTrips: map[string]float64{"pipeline": 150, "evalsha": 40, "ping": 1}, decisions: 30, settled: 20, requests: 110, lifecycleDrops: 5, jwks: 3},
+			after: gatewaySnapshot{roundTrips: map[opPath]float64{
+				{"pipeline", pathRequest}: 150, {"evalsha", pathRequest}: 30, {"evalsha", pathBackground}: 10, {"ping", pathBackground}: 1,
+			}, decisions: 30, settled: 20, requests: 110, lifecycleDrops: 5, jwks: 3},
 			want: GatewayUsage{Store: storeRedis, Answered: 50, GatewayRequests: 50, RoundTrips: 51, PerRequest: 1.02,
 				PerRequestByOp: map[string]float64{"pipeline": 1, "ping": 0.02},
+				RequestPath:    PathUsage{PerRequest: 1, ByOp: map[string]float64{"pipeline": 1}},
+				Background:     PathUsage{PerRequest: 0.02, ByOp: map[string]float64{"ping": 0.02}},
 				JWT:            true, JWKSFetchesBefore: 1, JWKSFetchesMeasured: 2},
 		},
 		{
@@ -129,15 +167,25 @@ func TestUsageBetween(t *testing.T) {
 				u.JWT != w.JWT || u.JWKSFetchesBefore != w.JWKSFetchesBefore || u.JWKSFetchesMeasured != w.JWKSFetchesMeasured {
 				t.Fatalf("usage = %+v\nwant    %+v", *u, w)
 			}
-			if len(u.PerRequestByOp) != len(w.PerRequestByOp) {
-				t.Fatalf("by op = %v, want %v", u.PerRequestByOp, w.PerRequestByOp)
-			}
-			for op, v := range w.PerRequestByOp {
-				if !near(u.PerRequestByOp[op], v) {
-					t.Fatalf("by op = %v, want %v", u.PerRequestByOp, w.PerRequestByOp)
-				}
+			checkByOp(t, "in all", u.PerRequestByOp, w.PerRequestByOp)
+			checkByOp(t, "request path", u.RequestPath.ByOp, w.RequestPath.ByOp)
+			checkByOp(t, "background", u.Background.ByOp, w.Background.ByOp)
+			if !near(u.RequestPath.PerRequest, w.RequestPath.PerRequest) || !near(u.Background.PerRequest, w.Background.PerRequest) {
+				t.Fatalf("request path %v, background %v; want %v, %v", u.RequestPath, u.Background, w.RequestPath, w.Background)
 			}
 		})
+	}
+}
+
+func checkByOp(t *testing.T, what string, got, want map[string]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s by op = %v, want %v", what, got, want)
+	}
+	for op, v := range want {
+		if !near(got[op], v) {
+			t.Fatalf("%s by op = %v, want %v", what, got, want)
+		}
 	}
 }
 

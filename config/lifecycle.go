@@ -65,10 +65,12 @@ type LifecycleOptions struct {
 	// OpsWebhook is an http(s) URL the watchdog POSTs escalations to.
 	OpsWebhook string `yaml:"ops_webhook"`
 	// Workers is the number of goroutines applying task events; events of
-	// one task always go to the same worker, in order. Default 8.
+	// one task always go to the same worker, in order. Default 32 (they
+	// mostly wait on Redis).
 	Workers int `yaml:"workers"`
-	// QueueSize is each worker's queue length; events beyond it are dropped
-	// and counted. Default 1024.
+	// QueueSize is each worker's queue length. When it is full the request
+	// that brings an event waits up to 50ms for room; an event still without
+	// room is dropped and counted. Default 4096.
 	QueueSize int `yaml:"queue_size"`
 }
 
@@ -94,10 +96,10 @@ func (o *LifecycleOptions) ApplyDefaults() {
 		o.MaxTenantLabels = 20
 	}
 	if o.Workers == 0 {
-		o.Workers = 8
+		o.Workers = 32
 	}
 	if o.QueueSize == 0 {
-		o.QueueSize = 1024
+		o.QueueSize = 4096
 	}
 }
 

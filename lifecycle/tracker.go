@@ -253,11 +253,20 @@ func (t *Tracker) Flush(ctx context.Context) error { return t.q.flush(ctx) }
 // task. It never blocks, so it does not wait on ctx: when the task's queue
 // is full the event is dropped, counted and logged, and ErrQueueFull
 // returned. An event seen as a caller leaves must still be recorded.
-func (t *Tracker) Record(_ context.Context, ev TaskEvent) error {
+func (t *Tracker) Record(ctx context.Context, ev TaskEvent) error {
 	if err := checkEvent(&ev); err != nil {
 		return err
 	}
 	err := t.q.tryPut(item{ev: ev})
+	if errors.Is(err, ErrQueueFull) {
+		// Under overload the caller waits a little for room (back pressure)
+		// rather than the record losing an event at once.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordWait)
+		if t.q.put(wctx, item{ev: ev}) == nil {
+			err = nil
+		}
+		cancel()
+	}
 	if errors.Is(err, ErrQueueFull) {
 		t.m.QueueDropped()
 		if n, ok := t.queueErrs.allow(); ok {
@@ -266,6 +275,9 @@ func (t *Tracker) Record(_ context.Context, ev TaskEvent) error {
 	}
 	return err
 }
+
+// recordWait bounds how long Record waits for room in a full queue.
+const recordWait = 50 * time.Millisecond
 
 // Accept applies ev to the task's record, in order with the events queued
 // before it, and reports whether the event is consistent with the task's
