@@ -59,7 +59,9 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.store = st
 	g.closers = append(g.closers, func() { _ = st.Close() })
+	health := &storeHealth{}
 	store.Observe(st, func(op string, onRequest bool, d time.Duration, failed bool) {
+		health.observe(!failed)
 		path := "background"
 		if onRequest {
 			path = "request"
@@ -113,7 +115,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
 			dd.Stage,
-			requireStore(st.Ping, dd.Covers),
+			requireStore(health.check(st.Ping), dd.Covers),
 			tracker.Guard(),
 			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
 			filterList,

@@ -121,7 +121,8 @@ func routeTenant(next proxy.Handler) proxy.Handler {
 // depends on the store when the store cannot answer: a send's answer must
 // be recorded, a list's filtered. Requests that name ids were already
 // checked by authorization; sends the dedupe stage claimed were checked
-// there; the rest cost one ping.
+// there; for the rest, recent round trips vouch for the store, or it is
+// pinged (see storeHealth).
 func requireStore(ping func(context.Context) error, covered func(*http.Request, *a2a.Operation) bool) proxy.Stage {
 	return func(next proxy.Handler) proxy.Handler {
 		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
