@@ -132,7 +132,7 @@ func (d *Deduper) serve(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 			return d.first(w, r, s, next, q)
 		case store.ClaimTakeover:
 			d.count(s, "expired_takeover")
-			s.Log.Warn("dedupe: took over a claim whose holder stopped renewing it; the agent may see this message twice", "task_id", rec.TaskID)
+			s.Log().Warn("dedupe: took over a claim whose holder stopped renewing it; the agent may see this message twice", "task_id", rec.TaskID)
 			return d.first(w, r, s, next, q)
 		}
 		if rec.Fingerprint != q.fingerprint {
@@ -180,11 +180,11 @@ func (d *Deduper) claim(ctx context.Context, q request) (store.DedupeRecord, sto
 func (d *Deduper) storeFailed(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, err error) error {
 	if d.o.OnStoreError == config.DedupeForward && errors.Is(err, store.ErrUnavailable) {
 		d.count(s, "store_error_forwarded")
-		s.Log.Warn("dedupe: store unavailable; forwarding without deduplication", "err", err)
+		s.Log().Warn("dedupe: store unavailable; forwarding without deduplication", "err", err)
 		return next(w, r, s)
 	}
 	d.count(s, "store_error_refused")
-	s.Log.Error("dedupe: store unavailable; refusing the send", "err", err)
+	s.Log().Error("dedupe: store unavailable; refusing the send", "err", err)
 	return a2a.ErrUnavailable.WithMessage("deduplication is temporarily unavailable; retry later").WithRetryAfter(time.Second)
 }
 
@@ -223,7 +223,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
-			s.Log.Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
+			s.Log().Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
 		}
 		return nil
 	}))
@@ -246,7 +246,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		res, _ := json.Marshal(result{Status: tee.status(), ContentType: tee.Header().Get("Content-Type"), RPCID: s.Op.RPCID, Body: tee.buf.Bytes()})
 		settle = func(ctx context.Context) {
 			if ok, cerr := d.st.Complete(ctx, q.scope, q.key, q.holder, res, d.o.TTL.D()); cerr != nil || !ok {
-				s.Log.Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
+				s.Log().Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
 			}
 		}
 	case err != nil && proxy.NotSent(err):
@@ -258,7 +258,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	default:
 		// Timeouts and dropped answers may have been processed: the claim
 		// stays until its lease runs out, then a retry may take it over.
-		s.Log.Info("dedupe: outcome unknown; the claim expires after its lease", "lease", d.o.Lease.D().String(), "overflow", tee.overflow)
+		s.Log().Info("dedupe: outcome unknown; the claim expires after its lease", "lease", d.o.Lease.D().String(), "overflow", tee.overflow)
 	}
 	go func() {
 		defer stopRenew()
@@ -273,7 +273,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 
 func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why string) {
 	if _, err := d.st.Release(ctx, q.scope, q.key, q.holder); err != nil {
-		s.Log.Warn("dedupe: claim not released; a retry will wait for the lease", "why", why, "err", err)
+		s.Log().Warn("dedupe: claim not released; a retry will wait for the lease", "why", why, "err", err)
 	}
 }
 
@@ -314,7 +314,7 @@ func (d *Deduper) replay(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 	}
 	var res result
 	if err := json.Unmarshal(rec.Result, &res); err != nil {
-		s.Log.Error("dedupe: stored answer unreadable", "err", err)
+		s.Log().Error("dedupe: stored answer unreadable", "err", err)
 		return a2a.ErrInternal
 	}
 	d.count(s, "replayed")

@@ -115,7 +115,7 @@ func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 		opts.Version = s.Op.Version
 		rewritten, err := card.Rewrite(raw, opts)
 		if err != nil {
-			s.Log.Warn("extended card could not be rewritten", "err", err)
+			s.Log().Warn("extended card could not be rewritten", "err", err)
 			return a2a.ErrInvalidAgentResponse
 		}
 		body := rewritten

@@ -24,12 +24,12 @@ func authenticate(authn *authz.Authenticator) proxy.Stage {
 			if err != nil {
 				var ae *authz.AuthError
 				if errors.As(err, &ae) {
-					s.Log.Info("authentication failed", "reason", ae.Reason, "issuer", ae.Issuer, "missing", ae.Missing)
+					s.Log().Info("authentication failed", "reason", ae.Reason, "issuer", ae.Issuer, "missing", ae.Missing)
 				}
 				return a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(err))
 			}
 			s.Principal = p
-			s.Log = s.Log.With("tenant", p.Tenant, "subject", p.Subject)
+			s.AddLogAttrs("tenant", p.Tenant, "subject", p.Subject)
 			return next(w, r, s)
 		}
 	}
@@ -49,7 +49,7 @@ func limitRate(b *budget.Budgets, active store.ActiveTasks, m *metrics.Metrics) 
 			if max := b.MaxActiveTasks(tenant); max > 0 && (s.Op.Method == a2a.MethodSend || s.Op.Method == a2a.MethodStream) && s.Op.TaskID == "" {
 				n, err := active.Count(r.Context(), tenant, b.ActiveTaskWindow())
 				if err != nil {
-					s.Log.Error("active tasks could not be counted; send refused", "err", err)
+					s.Log().Error("active tasks could not be counted; send refused", "err", err)
 					return a2a.ErrUnavailable.WithMessage("the tenant's task budget cannot be checked; retry later").WithRetryAfter(time.Second)
 				}
 				if n >= max {
@@ -105,7 +105,7 @@ func routeTenant(next proxy.Handler) proxy.Handler {
 			return next(w, r, s)
 		}
 		if s.Op.Tenant != "" && s.Op.Tenant != s.Principal.Tenant {
-			s.Log.Warn("request names another tenant", "named_tenant", s.Op.Tenant)
+			s.Log().Warn("request names another tenant", "named_tenant", s.Op.Tenant)
 			return a2a.ErrPermissionDenied.WithMessage("the request names a tenant other than the caller's")
 		}
 		if s.Op.Version == a2a.V10 {
@@ -129,7 +129,7 @@ func requireStore(ping func(context.Context) error, covered func(*http.Request, 
 			m := s.Op.Method
 			if (m == a2a.MethodSend || m == a2a.MethodStream || m == a2a.MethodListTasks) && !s.Op.HasTaskRefs() && !covered(r, s.Op) {
 				if err := ping(r.Context()); err != nil {
-					s.Log.Error("store unavailable; request refused before reaching the agent", "err", err)
+					s.Log().Error("store unavailable; request refused before reaching the agent", "err", err)
 					return a2a.ErrUnavailable.WithMessage("the gateway's store is temporarily unavailable; retry later").WithRetryAfter(time.Second)
 				}
 			}
@@ -160,7 +160,7 @@ func countOpenTasks(active store.ActiveTasks, enabled bool) proxy.Stage {
 				if err := active.Track(ctx, s.Principal.Tenant, s.Agent.Name, ev.TaskID, open); err != nil {
 					// The count is a budget, not a guard: losing one mark
 					// must not withhold the caller's answer.
-					s.Log.Warn("open task not counted", "task_id", ev.TaskID, "err", err)
+					s.Log().Warn("open task not counted", "task_id", ev.TaskID, "err", err)
 					return nil
 				}
 				counted[ev.TaskID] = open

@@ -76,7 +76,7 @@ func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
 	}
 	rec, found, err := t.st.Get(ctx, s.Agent.Name, op.TaskID)
 	if err != nil {
-		s.Log.Warn("lifecycle: task state unknown, the agent decides", "task_id", op.TaskID, "err", err)
+		s.Log().Warn("lifecycle: task state unknown, the agent decides", "task_id", op.TaskID, "err", err)
 		return nil
 	}
 	if !found {

@@ -152,7 +152,7 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 		return upstreamError(ctx, ctx, err)
 	}
 	if int64(len(body)) > g.limits.MaxResponseBytes {
-		s.Log.Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
+		s.Log().Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
 		return &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
 	}
 	if resp.StatusCode < 300 || s.Op.Binding == a2a.BindingJSONRPC {
@@ -184,7 +184,7 @@ func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
 	if err != nil {
 		// What cannot be read cannot be recorded; observers decide whether
 		// an unreadable answer may still reach the caller.
-		s.Log.Debug("agent payload not recognised", "err", err)
+		s.Log().Debug("agent payload not recognised", "err", err)
 		ev = a2a.Event{Kind: a2a.EventNone}
 	}
 	for _, list := range [][]Observer{g.observers, s.observers} {
@@ -254,7 +254,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 					return err
 				}
 				// Headers are gone: the only honest answer is to end the stream.
-				s.Log.Warn("stream ended: an event could not be recorded", "err", err)
+				s.Log().Warn("stream ended: an event could not be recorded", "err", err)
 				return nil
 			}
 		}
@@ -273,15 +273,15 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 func (g *Gateway) logStreamEnd(r *http.Request, s *Scope, err error) {
 	switch {
 	case errors.Is(err, io.EOF):
-		s.Log.Debug("stream ended by the agent")
+		s.Log().Debug("stream ended by the agent")
 	case r.Context().Err() != nil:
-		s.Log.Debug("stream ended by the caller")
+		s.Log().Debug("stream ended by the caller")
 	case g.drainCtx.Err() != nil:
-		s.Log.Info("stream ended: gateway shutting down")
+		s.Log().Info("stream ended: gateway shutting down")
 	case errors.Is(err, a2a.ErrSSEEventTooLarge):
-		s.Log.Warn("stream ended: agent event over the size limit", "limit_bytes", g.limits.MaxEventBytes)
+		s.Log().Warn("stream ended: agent event over the size limit", "limit_bytes", g.limits.MaxEventBytes)
 	default:
-		s.Log.Warn("stream ended: agent connection dropped", "err", err)
+		s.Log().Warn("stream ended: agent connection dropped", "err", err)
 	}
 }
 

@@ -138,11 +138,12 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	rec := &statusRecorder{ResponseWriter: w}
 	err := g.classify(rec, r, s)
 	if err == nil {
-		s.Log = g.log.With("agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String())
+		s.base = g.log
+		s.logAttrs = []any{"agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String()}
 		err = g.handler(rec, r, s)
 	}
-	if s.Log == nil {
-		s.Log = g.log.With("agent", a.Name)
+	if s.base == nil {
+		s.base, s.logAttrs = g.log, []any{"agent", a.Name}
 	}
 	result := "ok"
 	if err != nil {
@@ -228,7 +229,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 // and returns the metric result label.
 func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err error) string {
 	if errors.Is(err, ErrClientGone) {
-		s.Log.Debug("caller disconnected")
+		s.Log().Debug("caller disconnected")
 		return "client_gone"
 	}
 	var uf *upstreamFailure
@@ -241,14 +242,14 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 			reason = "invalid_response"
 		}
 		g.metrics.UpstreamErrors.WithLabelValues(s.Agent.Name, reason).Inc()
-		s.Log.Warn("agent exchange failed", "reason", reason, "err", uf.err)
+		s.Log().Warn("agent exchange failed", "reason", reason, "err", uf.err)
 	}
 	var ae *a2a.Error
 	if !errors.As(err, &ae) {
-		s.Log.Error("internal error", "err", err)
+		s.Log().Error("internal error", "err", err)
 		ae = a2a.ErrInternal
 	} else if uf == nil {
-		s.Log.Info("request refused", "code", ae.Code, "reason", ae.Reason, "detail", ae.Message)
+		s.Log().Info("request refused", "code", ae.Code, "reason", ae.Reason, "detail", ae.Message)
 	}
 	if w.wrote {
 		// A stream already started: the error cannot be sent any more.

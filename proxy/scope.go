@@ -26,7 +26,11 @@ type Scope struct {
 	// the ids the answer reveals.
 	Grant *authz.Grant
 	Start time.Time
-	Log   *slog.Logger
+	// base, logAttrs and logger make Log: the logger is built only when a
+	// request logs, which most never do.
+	base     *slog.Logger
+	logAttrs []any
+	logger   *slog.Logger
 	// DetachFromClient keeps a non-streaming exchange with the agent going
 	// when the caller disconnects, so its answer can still be recorded.
 	DetachFromClient bool
@@ -34,6 +38,21 @@ type Scope struct {
 	relPath string
 	// observers are this request's own observers, after the gateway's.
 	observers []Observer
+}
+
+// Log is the request's logger, carrying its agent, operation and, once
+// known, its caller.
+func (s *Scope) Log() *slog.Logger {
+	if s.logger == nil {
+		s.logger = s.base.With(s.logAttrs...)
+	}
+	return s.logger
+}
+
+// AddLogAttrs adds attributes to every later line of the request's log.
+func (s *Scope) AddLogAttrs(args ...any) {
+	s.logAttrs = append(s.logAttrs, args...)
+	s.logger = nil
 }
 
 // AddObserver adds an observer for this request only.
