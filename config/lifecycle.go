@@ -70,7 +70,7 @@ type LifecycleOptions struct {
 	Workers int `yaml:"workers"`
 	// QueueSize is each worker's queue length. When it is full the request
 	// that brings an event waits up to 50ms for room; an event still without
-	// room is dropped and counted. Default 4096.
+	// room is dropped and counted. Default 1024.
 	QueueSize int `yaml:"queue_size"`
 }
 
@@ -99,7 +99,7 @@ func (o *LifecycleOptions) ApplyDefaults() {
 		o.Workers = 32
 	}
 	if o.QueueSize == 0 {
-		o.QueueSize = 4096
+		o.QueueSize = 1024
 	}
 }
 

@@ -41,7 +41,7 @@ queue_size: 16
 	var d config.LifecycleOptions
 	d.ApplyDefaults()
 	if d.RecordRetention.D() != 720*time.Hour || d.OrphanAfter.D() != time.Hour || d.SweepInterval.D() != 30*time.Second ||
-		d.MaxTenantLabels != 20 || d.Workers != 32 || d.QueueSize != 4096 {
+		d.MaxTenantLabels != 20 || d.Workers != 32 || d.QueueSize != 1024 {
 		t.Errorf("defaults %+v", d)
 	}
 
