@@ -17,33 +17,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
 
-func TestDedupeMemory(t *testing.T) {
-	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
-		return store.NewMemory(o)
-	})
-}
-
-func TestDedupeRedis(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
-		return store.NewRedis(client, o)
-	})
-}
-
-func TestDedupeCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node Redis Cluster")
-	}
-	c := redistest.StartCluster(t, 3, 0)
-	storetest.RunDedupe(t, func(t *testing.T, o store.Options) store.Store {
-		o.Redis.Addrs = c.Addrs()
-		s, err := store.Open(context.Background(), o, nil)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return s
-	})
-}
+func TestDedupeConformance(t *testing.T) { conformance(t, storetest.RunDedupe) }
 
 const (
 	hour = time.Hour

@@ -17,29 +17,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
 
-func TestDeliveryMemory(t *testing.T) {
-	storetest.RunDelivery(t, func(t *testing.T, o store.Options) store.Store { return store.NewMemory(o) })
-}
-
-func TestDeliveryRedis(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	storetest.RunDelivery(t, func(t *testing.T, o store.Options) store.Store { return store.NewRedis(client, o) })
-}
-
-func TestDeliveryCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node Redis Cluster")
-	}
-	c := redistest.StartCluster(t, 3, 0)
-	storetest.RunDelivery(t, func(t *testing.T, o store.Options) store.Store {
-		o.Redis.Addrs = c.Addrs()
-		s, err := store.Open(context.Background(), o, nil)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return s
-	})
-}
+func TestDeliveryConformance(t *testing.T) { conformance(t, storetest.RunDelivery) }
 
 func delivery(endpoint, id string) store.Delivery {
 	return store.Delivery{ID: id, Endpoint: endpoint, TaskID: "task", Payload: []byte("body " + id), Enqueued: time.Unix(1_772_600_000, 5).UTC()}

@@ -18,29 +18,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
 
-func TestLifecycleMemory(t *testing.T) {
-	storetest.RunLifecycle(t, func(t *testing.T, o store.Options) store.Store { return store.NewMemory(o) })
-}
-
-func TestLifecycleRedis(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	storetest.RunLifecycle(t, func(t *testing.T, o store.Options) store.Store { return store.NewRedis(client, o) })
-}
-
-func TestLifecycleCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node Redis Cluster")
-	}
-	c := redistest.StartCluster(t, 3, 0)
-	storetest.RunLifecycle(t, func(t *testing.T, o store.Options) store.Store {
-		o.Redis.Addrs = c.Addrs()
-		s, err := store.Open(context.Background(), o, nil)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return s
-	})
-}
+func TestLifecycleConformance(t *testing.T) { conformance(t, storetest.RunLifecycle) }
 
 // lcTime is when the records of these tests were created.
 func lcTime() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC) }
