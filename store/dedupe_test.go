@@ -14,10 +14,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/store"
-	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
-
-func TestDedupeConformance(t *testing.T) { conformance(t, storetest.RunDedupe) }
 
 const (
 	hour = time.Hour

@@ -14,10 +14,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/store"
-	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
-
-func TestDeliveryConformance(t *testing.T) { conformance(t, storetest.RunDelivery) }
 
 func delivery(endpoint, id string) store.Delivery {
 	return store.Delivery{ID: id, Endpoint: endpoint, TaskID: "task", Payload: []byte("body " + id), Enqueued: time.Unix(1_772_600_000, 5).UTC()}

@@ -15,10 +15,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/store"
-	"github.com/a2a-gateway/a2a-gateway/store/storetest"
 )
-
-func TestLifecycleConformance(t *testing.T) { conformance(t, storetest.RunLifecycle) }
 
 // lcTime is when the records of these tests were created.
 func lcTime() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 8, time.UTC) }
