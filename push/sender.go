@@ -1,0 +1,214 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// The payload of a notification (store.Delivery.Payload) as HTTPSender
+// reads it: a magic line, one line of JSON with the request's metadata,
+// then the body bytes as they are sent. The body is not re-encoded, so
+// large bodies cost no escaping, and a sender that only needs the URL
+// reads the first two lines.
+const payloadMagic = "a2agw-push/1\n"
+
+// maxResponseDrain bounds how much of a receiver's answer is read, so the
+// connection can be reused without letting a receiver stream forever.
+const maxResponseDrain = 64 << 10
+
+// Request is what one notification sends. Token, credentials and the
+// secret are stored in the queue with the notification, as the push
+// config holds them; the dead-letter API never shows them.
+type Request struct {
+	// URL is the webhook URL, checked against the URLPolicy at
+	// registration and again at every delivery.
+	URL string
+	// ContentType of Body; the protocol version of the push config
+	// decides it.
+	ContentType string
+	Body        []byte
+	// Token is the push config's token (X-A2A-Notification-Token).
+	Token string
+	// AuthScheme and AuthCredentials are the push config's authentication.
+	AuthScheme, AuthCredentials string
+	// WebhookSecret, when set, adds Standard Webhooks signatures.
+	WebhookSecret []byte
+}
+
+type payloadHeader struct {
+	URL             string `json:"url"`
+	ContentType     string `json:"contentType"`
+	Token           string `json:"token,omitempty"`
+	AuthScheme      string `json:"authScheme,omitempty"`
+	AuthCredentials string `json:"authCredentials,omitempty"`
+	WebhookSecret   []byte `json:"webhookSecret,omitempty"`
+}
+
+// EncodePayload renders r as a store.Delivery payload for HTTPSender.
+func EncodePayload(r Request) ([]byte, error) {
+	if err := checkWebhookURL(r.URL); err != nil {
+		return nil, err
+	}
+	if _, _, err := mime.ParseMediaType(r.ContentType); err != nil || !headerSafe(r.ContentType) {
+		return nil, fmt.Errorf("push: payload: content type %.64q is not a media type", r.ContentType)
+	}
+	h, err := json.Marshal(payloadHeader{
+		URL: r.URL, ContentType: r.ContentType, Token: r.Token,
+		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, WebhookSecret: r.WebhookSecret,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("push: payload: %w", err)
+	}
+	size := len(payloadMagic) + len(h) + 1 + len(r.Body)
+	if size > store.MaxDeliveryPayloadBytes {
+		return nil, fmt.Errorf("push: payload: %d bytes, over the limit of %d", size, store.MaxDeliveryPayloadBytes)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, payloadMagic...)
+	out = append(out, h...)
+	out = append(out, '\n')
+	return append(out, r.Body...), nil
+}
+
+// DecodePayload reads a payload EncodePayload wrote. Body aliases p.
+func DecodePayload(p []byte) (Request, error) {
+	rest, ok := bytes.CutPrefix(p, []byte(payloadMagic))
+	if !ok {
+		return Request{}, errors.New("push: payload: not a push payload of a known version")
+	}
+	line, body, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return Request{}, errors.New("push: payload: truncated")
+	}
+	var h payloadHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Request{}, fmt.Errorf("push: payload: %w", err)
+	}
+	if err := checkWebhookURL(h.URL); err != nil {
+		return Request{}, err
+	}
+	return Request{
+		URL: h.URL, ContentType: h.ContentType, Body: body, Token: h.Token,
+		AuthScheme: h.AuthScheme, AuthCredentials: h.AuthCredentials, WebhookSecret: h.WebhookSecret,
+	}, nil
+}
+
+// checkWebhookURL wants an absolute http(s) URL; the URLPolicy decides
+// the rest when the request is made.
+func checkWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("push: payload: the webhook URL is not an absolute http(s) URL")
+	}
+	return nil
+}
+
+// receiverOf is the part of a webhook URL that names the receiver: scheme,
+// host and port. The path and query are left out: some receivers carry
+// secrets in them.
+func receiverOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", errors.New("the webhook URL has no host")
+	}
+	host, port := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+// HTTPSender delivers notifications as HTTP POSTs through a URLPolicy's
+// client (SSRF checks at dial time, no redirects, no proxy from the
+// environment), signed by a Signer. It is safe for concurrent use.
+type HTTPSender struct {
+	client *http.Client
+	signer *Signer
+}
+
+var (
+	_ Sender        = (*HTTPSender)(nil)
+	_ ReceiverKeyer = (*HTTPSender)(nil)
+)
+
+// NewHTTPSender returns a sender whose requests time out after timeout
+// (zero or less: DefaultNotificationTimeout).
+func NewHTTPSender(policy *URLPolicy, signer *Signer, timeout time.Duration) *HTTPSender {
+	if timeout <= 0 {
+		timeout = DefaultNotificationTimeout
+	}
+	return &HTTPSender{client: policy.Client(timeout), signer: signer}
+}
+
+// ReceiverKey returns the receiver of n: its webhook's scheme, host and
+// port.
+func (s *HTTPSender) ReceiverKey(n store.Delivery) (string, error) {
+	r, err := DecodePayload(n.Payload)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	return receiverOf(r.URL)
+}
+
+// Send POSTs the notification, signed for this attempt. Errors never carry
+// the webhook URL beyond its receiver, nor any credential.
+func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Duration, error) {
+	r, err := DecodePayload(n.Payload)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	receiver, err := receiverOf(r.URL)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	h, err := s.signer.Sign(Notification{
+		ID: n.ID, TaskID: n.TaskID, Audience: r.URL, Body: r.Body, Token: r.Token,
+		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, WebhookSecret: r.WebhookSecret,
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: request to %s cannot be built", ErrUndeliverable, receiver)
+	}
+	req.Header = h
+	req.Header.Set("Content-Type", r.ContentType)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		err = redactURLError(err, receiver)
+		if errors.Is(err, ErrForbidden) {
+			return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+		}
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseDrain))
+	var hint time.Duration
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		hint, _ = retryAfter(resp.Header, time.Now())
+	}
+	return resp.StatusCode, hint, nil
+}
+
+// redactURLError replaces the URL net/http puts in its errors by the
+// receiver, since webhook paths and queries may carry secrets.
+func redactURLError(err error, receiver string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: receiver, Err: ue.Err}
+	}
+	return err
+}
