@@ -212,6 +212,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	// it before the answer is stored (to attach).
 	var taskID string
 	var agentError bool
+	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
 	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
 		if ev.Kind == a2a.EventError {
 			agentError = true
@@ -220,6 +221,10 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 			return nil
 		}
 		taskID = ev.TaskID
+		// A retry of a stream with a task attaches to the task; the stream's
+		// bytes are never replayed, so they need not be kept (a stream may
+		// stay open for hours).
+		tee.stopKeeping()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
@@ -228,7 +233,6 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		return nil
 	}))
 
-	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
 	err := next(tee, r, s)
 
 	// Decide now, while the answer is at hand; the store call then runs on

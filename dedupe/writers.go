@@ -15,6 +15,8 @@ type teeWriter struct {
 	code     int
 	buf      bytes.Buffer
 	overflow bool
+	// dropped: the answer no longer needs keeping (see stopKeeping).
+	dropped bool
 }
 
 func (t *teeWriter) WriteHeader(code int) {
@@ -28,7 +30,7 @@ func (t *teeWriter) Write(b []byte) (int, error) {
 	if t.code == 0 {
 		t.code = http.StatusOK
 	}
-	if !t.overflow {
+	if !t.overflow && !t.dropped {
 		if t.buf.Len()+len(b) > t.max {
 			t.overflow = true
 			t.buf.Reset()
@@ -37,6 +39,12 @@ func (t *teeWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return t.ResponseWriter.Write(b)
+}
+
+// stopKeeping drops the copy kept so far and keeps no more.
+func (t *teeWriter) stopKeeping() {
+	t.dropped = true
+	t.buf = bytes.Buffer{}
 }
 
 // Unwrap lets http.ResponseController reach Flush.
