@@ -11,5 +11,7 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -race -count=1 -timeout 20m ./...
+# The deployment files (Dockerfile, Compose, Helm chart, Prometheus, Grafana) parse and render.
+./scripts/deploy-check.sh
 # The official SDKs' clients and agents, end to end through the gateway.
 ./interop/run.sh
