@@ -86,17 +86,26 @@ func UnwrapRPC(b []byte) (result []byte, errCode int, err error) {
 
 // ParseRPCEvent reads a JSON-RPC response or SSE data payload.
 func ParseRPCEvent(b []byte) (Event, error) {
+	ev, _, err := ParseRPCEventResult(b)
+	return ev, err
+}
+
+// ParseRPCEventResult is ParseRPCEvent that also returns the result it
+// read, so a caller that needs the bare result does not unwrap it again:
+// nil for an error response, "null" for a null result.
+func ParseRPCEventResult(b []byte) (Event, []byte, error) {
 	res, code, err := UnwrapRPC(b)
 	if err != nil {
-		return Event{}, err
+		return Event{}, nil, err
 	}
 	if res == nil {
-		return Event{Kind: EventError, ErrorCode: code}, nil
+		return Event{Kind: EventError, ErrorCode: code}, nil, nil
 	}
 	if string(res) == "null" {
-		return Event{Kind: EventNone}, nil
+		return Event{Kind: EventNone}, res, nil
 	}
-	return parseResult(res, 0)
+	ev, err := parseResult(res, 0)
+	return ev, res, err
 }
 
 // ParseResult reads a bare result: a REST response body or SSE payload, or

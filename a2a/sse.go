@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // SSEContentType is the media type of every A2A stream.
@@ -116,8 +115,8 @@ func (s *SSEReader) readLine() ([]byte, error) {
 // WriteSSE writes one event with an optional id. data must not contain
 // newlines (JSON encoders produce none); each line would need its own prefix.
 func WriteSSE(w io.Writer, id string, data []byte) error {
-	if bytes.ContainsAny(data, "\r\n") || strings.ContainsAny(id, "\r\n") {
-		return fmt.Errorf("sse id and data must be single lines")
+	if bytes.ContainsAny(data, "\r\n") || !ValidSSEID(id) {
+		return fmt.Errorf("sse id and data must be single lines, the id without NUL")
 	}
 	var b bytes.Buffer
 	b.Grow(len(data) + len(id) + 16)

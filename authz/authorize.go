@@ -41,6 +41,9 @@ type Grant struct {
 	agent      string
 	perSubject bool
 	known      map[store.Ref]struct{}
+	// record is the lifecycle record AuthorizeReading read, if it did.
+	record store.TaskRecord
+	taskID string
 }
 
 // Principal is the caller the grant was issued to.
@@ -54,8 +57,22 @@ var errUnavailable = a2a.ErrUnavailable.WithMessage("authorization is temporaril
 // ready for the caller: PermissionDenied for policy, TaskNotFound for
 // ownership, Unavailable when the store cannot answer.
 func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, op *a2a.Operation) (*Grant, error) {
+	return z.authorize(ctx, p, agent, op, false)
+}
+
+// AuthorizeReading is Authorize for a request whose next check needs the
+// lifecycle record of the task it names (op.TaskID): where the store can
+// (store.RecordResolver), the record is read in the round trip that checks
+// the task's ownership, and Grant.TaskRecord hands it on. The record is
+// read whoever owns the task, so a foreign task costs the same work as the
+// caller's own.
+func (z *Authorizer) AuthorizeReading(ctx context.Context, p *Principal, agent string, op *a2a.Operation) (*Grant, error) {
+	return z.authorize(ctx, p, agent, op, op.TaskID != "")
+}
+
+func (z *Authorizer) authorize(ctx context.Context, p *Principal, agent string, op *a2a.Operation, read bool) (*Grant, error) {
 	pol := z.policy(agent)
-	g := &Grant{z: z, principal: p, agent: agent, perSubject: pol.perSubject(), known: make(map[store.Ref]struct{}, 4)}
+	g := &Grant{z: z, principal: p, agent: agent, perSubject: pol.perSubject()}
 	if ok, reason := pol.permits(p, op.Method); !ok {
 		z.deny(ctx, g, op, reason)
 		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
@@ -66,7 +83,14 @@ func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, 
 		return g, nil
 	}
 	owner := store.Owner{Tenant: p.Tenant, Subject: p.Subject}
-	found, claimed, err := z.owners.Resolve(ctx, agent, lookups, claims, owner)
+	var found, claimed []store.Owner
+	var err error
+	if rr, ok := z.owners.(store.RecordResolver); ok && read {
+		found, claimed, g.record, err = rr.ResolveWithRecord(ctx, agent, lookups, claims, owner, op.TaskID)
+		g.taskID = op.TaskID
+	} else {
+		found, claimed, err = z.owners.Resolve(ctx, agent, lookups, claims, owner)
+	}
 	if err != nil {
 		return nil, z.storeFailed(ctx, g, op, err)
 	}
@@ -141,9 +165,18 @@ func (g *Grant) Record(ctx context.Context, ev a2a.Event) error {
 			g.z.metrics.AuthzDenials.WithLabelValues(g.agent, "answer", "foreign_in_answer").Inc()
 			return a2a.ErrTaskNotFound
 		}
-		g.known[refs[i]] = struct{}{}
+		g.remember(refs[i])
 	}
 	return nil
+}
+
+// TaskRecord returns the lifecycle record of taskID that AuthorizeReading
+// read with the task's owner; ok is false when it read none for that task.
+func (g *Grant) TaskRecord(taskID string) (rec store.TaskLifecycle, found, ok bool) {
+	if g.taskID == "" || g.taskID != taskID || !g.record.Read {
+		return store.TaskLifecycle{}, false, false
+	}
+	return g.record.Lifecycle, g.record.Found, true
 }
 
 // OwnedTasks reports which of the task ids are the caller's: one round trip.
@@ -169,9 +202,18 @@ func (g *Grant) ownsAll(refs []store.Ref, owners []store.Owner) bool {
 		if !g.owns(o) {
 			return false
 		}
-		g.known[refs[i]] = struct{}{}
+		g.remember(refs[i])
 	}
 	return true
+}
+
+// remember notes a ref as the caller's. The set is made on first use: most
+// requests name no id, and their answer reveals one task and one context.
+func (g *Grant) remember(r store.Ref) {
+	if g.known == nil {
+		g.known = make(map[store.Ref]struct{}, 2)
+	}
+	g.known[r] = struct{}{}
 }
 
 func (g *Grant) owns(o store.Owner) bool {
@@ -191,7 +233,11 @@ func (z *Authorizer) deny(ctx context.Context, g *Grant, op *a2a.Operation, reas
 }
 
 func (z *Authorizer) allow(ctx context.Context, g *Grant, op *a2a.Operation) {
-	z.audit.LogAttrs(ctx, slog.LevelDebug, "authorization", auditAttrs(g, op, "allow", "")...)
+	// Every request is allowed through here: build its attributes only for
+	// a log that keeps them.
+	if z.audit.Enabled(ctx, slog.LevelDebug) {
+		z.audit.LogAttrs(ctx, slog.LevelDebug, "authorization", auditAttrs(g, op, "allow", "")...)
+	}
 }
 
 func (z *Authorizer) storeFailed(ctx context.Context, g *Grant, op *a2a.Operation, err error) error {

@@ -35,6 +35,20 @@ type Options struct {
 	Streams int
 	// WarmupStreams are opened before the "before" sample. Default 16.
 	WarmupStreams int
+	// PushTasks is the number of tasks the push-relay run streams, each
+	// with a push config; negative skips the run. Default 480.
+	PushTasks int
+	// PushEvents is the number of events each of those tasks streams.
+	// Default 100.
+	PushEvents int
+	// PushClients is the number of tasks streamed at a time. Default 24.
+	PushClients int
+	// PushInterval is the time between two events of a task: the run
+	// offers PushClients/PushInterval events a second. Default 10ms;
+	// negative streams them back to back.
+	PushInterval time.Duration
+	// PushOnly runs the push-relay measurement alone.
+	PushOnly bool
 	// GatewayBin is a prebuilt a2a-gateway binary; empty builds one with
 	// the go tool from the enclosing module.
 	GatewayBin string
@@ -76,6 +90,21 @@ func (o Options) withDefaults() (Options, error) {
 	if o.WarmupStreams == 0 {
 		o.WarmupStreams = 16
 	}
+	if o.PushTasks == 0 {
+		o.PushTasks = defaultPushTasks
+	}
+	if o.PushEvents == 0 {
+		o.PushEvents = defaultPushEvents
+	}
+	if o.PushClients == 0 {
+		o.PushClients = defaultPushClients
+	}
+	switch {
+	case o.PushInterval == 0:
+		o.PushInterval = defaultPushInterval
+	case o.PushInterval < 0:
+		o.PushInterval = 0
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -99,6 +128,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("streams must be at most 100000, got %d", o.Streams)
 	case o.WarmupStreams < 1 || o.WarmupStreams > 1000:
 		return o, fmt.Errorf("warm-up streams must be 1-1000, got %d", o.WarmupStreams)
+	case o.PushTasks > 100000:
+		return o, fmt.Errorf("push tasks must be at most 100000, got %d", o.PushTasks)
+	case o.PushEvents < 2 || o.PushEvents > maxPushEvents:
+		return o, fmt.Errorf("push events must be 2-%d, got %d", maxPushEvents, o.PushEvents)
+	case o.PushClients < 1 || o.PushClients > 1000:
+		return o, fmt.Errorf("push clients must be 1-1000, got %d", o.PushClients)
+	case o.PushInterval > maxPushInterval:
+		return o, fmt.Errorf("push interval must be at most %v, got %v", maxPushInterval, o.PushInterval)
+	case o.PushOnly && o.PushTasks < 0:
+		return o, fmt.Errorf("the push-relay run alone needs push tasks")
 	}
 	return o, nil
 }
@@ -167,8 +206,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			Profiled: o.ProfileDir != "",
 		},
 	}
-	if rep.Targets, err = r.throughput(ctx); err != nil {
-		return nil, err
+	if !o.PushOnly {
+		if rep.Targets, err = r.throughput(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range rep.Targets {
 		if t.Name == TargetNginx && t.Skipped == "" {
@@ -178,14 +219,30 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if r.redis != nil {
 		rep.Machine.Redis = r.redis.version
 	}
-	if o.Streams > 0 {
+	if o.Streams > 0 && !o.PushOnly {
 		sr, err := r.streams(ctx)
 		if err != nil {
 			return nil, err
 		}
 		rep.Streams = &sr
 	}
+	if o.PushTasks > 0 {
+		pr, skip, err := r.pushRelay(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if skip != "" {
+			r.progress("push relay      skipped: %s", skip)
+		} else {
+			rep.Push = &pr
+			rep.Machine.Redis = r.pushRedisVersion
+		}
+	}
 	rep.evaluate()
+	if p := rep.Push; p != nil && (p.Missing > 0 || p.Streamed == 0) {
+		// Losing a notification is a defect, not a slow run.
+		return rep, fmt.Errorf("push relay: %d of %d streamed events never reached the webhook", p.Missing, p.Streamed)
+	}
 	return rep, nil
 }
 
@@ -204,6 +261,9 @@ type runner struct {
 	redisSkip string
 	issuer    *issuer
 	tokens    []credential
+
+	// pushRedisVersion is the push-relay run's Redis, for the report.
+	pushRedisVersion string
 }
 
 func (r *runner) progress(format string, args ...any) {

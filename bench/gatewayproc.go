@@ -89,6 +89,8 @@ type gatewaySetup struct {
 	redisAddr, keyPrefix string
 	// dedupeOff turns messageId deduplication off.
 	dedupeOff bool
+	// extra replaces or adds whole top-level sections.
+	extra map[string]any
 }
 
 // Names of the benchmark's token issuer.
@@ -134,6 +136,9 @@ func gatewayConfig(listen, admin, upstreamURL string, maxStreams int, setup gate
 	}
 	if setup.dedupeOff {
 		cfg["dedupe"] = map[string]any{"disabled": true}
+	}
+	for k, v := range setup.extra {
+		cfg[k] = v
 	}
 	return cfg
 }

@@ -60,10 +60,12 @@ type GatewayUsage struct {
 	// label: round trips a caller waited for, and queued bookkeeping.
 	RequestPath PathUsage `json:"request_path"`
 	Background  PathUsage `json:"background"`
-	// Dedupe's own round trips per answered request, from its decision
-	// counter: DedupeWaited are claims, one script call for each decision,
-	// which the request waits for; DedupeAfterAnswer are the records their
-	// holder completes (or releases) after the answer has been sent.
+	// Dedupe's own work per answered request, from its decision counter:
+	// DedupeWaited are claims, one script call for each decision, which the
+	// request waits for; DedupeAfterAnswer are the records their holder
+	// completes (or releases) after the answer has been sent, in pipelines
+	// that records settled at the same time share, so they cost at most as
+	// many round trips.
 	DedupeWaited      float64 `json:"dedupe_waited_round_trips_per_request"`
 	DedupeAfterAnswer float64 `json:"dedupe_after_answer_round_trips_per_request"`
 	// LifecycleDropped are task events per answered request that the

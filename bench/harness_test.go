@@ -43,6 +43,9 @@ func TestHarnessTiny(t *testing.T) {
 		Duration:      time.Second,
 		Streams:       50,
 		WarmupStreams: 4,
+		PushTasks:     tinyPushTasks,
+		PushEvents:    tinyPushEvents,
+		PushClients:   2,
 		Progress:      &progress,
 	})
 	if err != nil {
@@ -84,10 +87,11 @@ func TestHarnessTiny(t *testing.T) {
 			t.Skip("the dedupe row was not measured")
 		}
 		// Every message id is new: each request is one first-seen claim,
-		// which the caller waits for, settled once after its answer.
+		// which the caller waits for, settled once after its answer in a
+		// pipeline that settlements made at the same time share.
 		g := du.Gateway
 		if !near(g.DedupeWaited, 1) || !near(g.DedupeAfterAnswer, 1) ||
-			g.RequestPath.ByOp["evalsha"] < 1 || g.Background.ByOp["evalsha"] < 1 {
+			g.RequestPath.ByOp["evalsha"] < 1 || g.Background.ByOp["pipeline"] <= 0 {
 			t.Fatalf("dedupe round trips not counted by path: %+v", g)
 		}
 	})
@@ -115,6 +119,8 @@ func TestHarnessTiny(t *testing.T) {
 			t.Fatalf("gateway samples not read: %+v", s)
 		}
 	})
+
+	t.Run("push relay", func(t *testing.T) { checkPushRelay(t, rep.Push, redisErr) })
 
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {

@@ -55,8 +55,9 @@ func redisVersion(bin string) string {
 
 // startRedis runs redis-server in the foreground in dir. Persistence is
 // off: the run's records are worthless afterwards, and snapshots would
-// steal CPU from the measurement.
-func startRedis(ctx context.Context, ps *procSet, bin, dir string) (*redisServer, error) {
+// steal CPU from the measurement. extra settings come last, so they win
+// (the push-relay run turns the append-only file on).
+func startRedis(ctx context.Context, ps *procSet, bin, dir string, extra ...string) (*redisServer, error) {
 	var addr string
 	p, err := startWithRetry(ctx, func(ctx context.Context) (*proc, error) {
 		a, err := freeAddr()
@@ -67,10 +68,10 @@ func startRedis(ctx context.Context, ps *procSet, bin, dir string) (*redisServer
 		if err != nil {
 			return nil, fmt.Errorf("redis address %s: %w", a, err)
 		}
-		cmd := exec.Command(bin,
+		cmd := exec.Command(bin, append([]string{
 			"--bind", host, "--port", port, "--protected-mode", "yes",
 			"--save", "", "--appendonly", "no", "--dir", dir,
-			"--daemonize", "no", "--loglevel", "warning")
+			"--daemonize", "no", "--loglevel", "warning"}, extra...)...)
 		// The working directory ties the process to the run's temp dir,
 		// which is how a leftover one is recognised.
 		cmd.Dir = dir

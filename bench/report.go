@@ -50,6 +50,7 @@ type Report struct {
 	// the rows they need were not measured.
 	GatewayRatios *GatewayRatios `json:"gateway_ratios,omitempty"`
 	Streams       *StreamResult  `json:"streams,omitempty"`
+	Push          *PushResult    `json:"push_relay,omitempty"`
 	Verdicts      []Verdict      `json:"verdicts"`
 }
 
@@ -89,9 +90,9 @@ type GatewayRatios struct {
 	// Dedupe over JWTRedis, when the dedupe row was measured.
 	DedupeThroughput float64 `json:"dedupe_vs_jwt_redis_throughput,omitempty"`
 	DedupeP99        float64 `json:"dedupe_vs_jwt_redis_p99,omitempty"`
-	// Dedupe's own round trips per request in the dedupe row, from its
-	// decision counter: the claim a request waits for, and the settling
-	// after the answer.
+	// Dedupe's own work per request in the dedupe row, from its decision
+	// counter: the claim a request waits for, and the records settled after
+	// the answer (in pipelines they share).
 	DedupeWaited      float64 `json:"dedupe_waited_round_trips,omitempty"`
 	DedupeAfterAnswer float64 `json:"dedupe_after_answer_round_trips,omitempty"`
 	// How many more round trips per request the dedupe row made than
@@ -155,6 +156,7 @@ func (r *Report) evaluate() {
 		}
 		r.Verdicts = append(r.Verdicts, v)
 	}
+	r.evaluatePush()
 	for _, t := range r.Targets {
 		if t.Result != nil && t.Result.Errors > 0 {
 			r.Verdicts = append(r.Verdicts, Verdict{Name: t.Name + " errors", Value: float64(t.Result.Errors),
@@ -222,7 +224,7 @@ func (r *Report) evaluateGateways() {
 				Limit: fmt.Sprintf(">= %.2fx", MinDedupeRatio), Met: q.DedupeThroughput >= MinDedupeRatio},
 			Verdict{Name: "dedupe's added request-path round trips", Value: q.DedupeRequestPathAdded,
 				Limit: fmt.Sprintf("<= %.2f", limit), Met: q.DedupeRequestPathAdded <= limit,
-				Detail: fmt.Sprintf("claims %.2f; %+.2f in the background, of which settling %.2f", q.DedupeWaited, q.DedupeBackgroundAdded, q.DedupeAfterAnswer)},
+				Detail: fmt.Sprintf("claims %.2f; %+.2f in the background, where %.2f records are settled", q.DedupeWaited, q.DedupeBackgroundAdded, q.DedupeAfterAnswer)},
 		)
 	}
 	r.GatewayRatios = q
@@ -254,20 +256,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	b.WriteByte('\n')
 	fmt.Fprintf(&b, "gateway: revision %s\n", r.GatewayRevision)
-	fmt.Fprintf(&b, "load:    A2A 1.0 SendMessage over JSON-RPC, %d B answers, %d keep-alive clients, %gs warm-up + %gs per target in %d alternating rounds\n\n",
-		s.ResponseBytes, s.Concurrency, s.WarmupSeconds, s.DurationSeconds, s.Rounds)
+	// A push-relay run alone measured no targets.
+	if len(r.Targets) > 0 {
+		fmt.Fprintf(&b, "load:    A2A 1.0 SendMessage over JSON-RPC, %d B answers, %d keep-alive clients, %gs warm-up + %gs per target in %d alternating rounds\n\n",
+			s.ResponseBytes, s.Concurrency, s.WarmupSeconds, s.DurationSeconds, s.Rounds)
 
-	const row = "%-21s %8s %13s %9s %9s %9s %9s %7s  %s\n"
-	fmt.Fprintf(&b, row, "target", "req/s", "rounds min-max", "p50", "p90", "p99", "max", "errors", "setup")
-	for _, t := range r.Targets {
-		if t.Result == nil {
-			fmt.Fprintf(&b, row, t.Name, "-", "-", "-", "-", "-", "-", "-", "skipped: "+t.Skipped)
-			continue
+		const row = "%-21s %8s %13s %9s %9s %9s %9s %7s  %s\n"
+		fmt.Fprintf(&b, row, "target", "req/s", "rounds min-max", "p50", "p90", "p99", "max", "errors", "setup")
+		for _, t := range r.Targets {
+			if t.Result == nil {
+				fmt.Fprintf(&b, row, t.Name, "-", "-", "-", "-", "-", "-", "-", "skipped: "+t.Skipped)
+				continue
+			}
+			x := t.Result
+			lo, hi := spread(x.RoundRPS)
+			fmt.Fprintf(&b, row, t.Name, fmt.Sprintf("%.0f", x.RPS), fmt.Sprintf("%.0f-%.0f", lo, hi),
+				x.P50, x.P90, x.P99, x.Max, strconv.FormatInt(x.Errors, 10), t.Label)
 		}
-		x := t.Result
-		lo, hi := spread(x.RoundRPS)
-		fmt.Fprintf(&b, row, t.Name, fmt.Sprintf("%.0f", x.RPS), fmt.Sprintf("%.0f-%.0f", lo, hi),
-			x.P50, x.P90, x.P99, x.Max, strconv.FormatInt(x.Errors, 10), t.Label)
 	}
 	if q := r.Ratios; q != nil {
 		fmt.Fprintf(&b, "\ngateway / httputil:        throughput %.2fx, p99 %.2fx\n", q.ThroughputVsBare, q.P99VsBare)
@@ -286,6 +291,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, mrow, "stacks in use", kib(st.StackBeforeBytes/1024), kib(st.StackAfterBytes/1024), fmt.Sprintf("%.1f KiB", st.StackPerStreamKiB))
 		fmt.Fprintf(&b, mrow, "goroutines", fmt.Sprintf("%.0f", st.GoroutinesBefore), fmt.Sprintf("%.0f", st.GoroutinesAfter), fmt.Sprintf("%.2f", st.GoroutinesPerStream))
 	}
+	r.writePushTable(&b)
 	if len(r.Verdicts) > 0 {
 		b.WriteString("\ntargets:\n")
 		for _, v := range r.Verdicts {
@@ -363,7 +369,7 @@ func (r *Report) writeGatewayTable(b *strings.Builder) {
 	if q := r.GatewayRatios; q != nil && q.DedupeThroughput > 0 {
 		fmt.Fprintf(b, "\ndedupe / gw-jwt-redis:     throughput %.2fx, p99 %.2fx; dedupe adds %+.2f request-path and %+.2f background round trips (%+.2f in all);\n",
 			q.DedupeThroughput, q.DedupeP99, q.DedupeRequestPathAdded, q.DedupeBackgroundAdded, q.DedupeRowsDiffer)
-		fmt.Fprintf(b, "                           its own: %.2f claims waited for + %.2f records settled after the answer\n",
+		fmt.Fprintf(b, "                           its own: %.2f claims waited for + %.2f records settled after the answer, in shared pipelines\n",
 			q.DedupeWaited, q.DedupeAfterAnswer)
 	}
 }

@@ -53,6 +53,10 @@ type Config struct {
 	// without it the agents' signatures, which the rewrite invalidates, are
 	// dropped.
 	CardSigning CardSigningOptions `yaml:"card_signing"`
+	// Push is the push-notification relay.
+	Push PushOptions `yaml:"push"`
+	// AuthFlows turns agents' auth-required states into challenges.
+	AuthFlows AuthFlowOptions `yaml:"auth_flows"`
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
 	Agents []Agent `yaml:"agents"`
 }
@@ -138,6 +142,10 @@ type Agent struct {
 	// Watchdog bounds the time the agent's tasks may spend working or
 	// waiting on the client, and says what to do about a task over budget.
 	Watchdog WatchdogOptions `yaml:"watchdog"`
+	// Push holds the agent's push-notification settings.
+	Push AgentPush `yaml:"push"`
+	// AuthFlow opts the agent into auth challenges.
+	AuthFlow *AgentAuthFlow `yaml:"auth_flow"`
 }
 
 // AgentTimeouts bound the exchanges with one agent.
@@ -230,6 +238,8 @@ func (c *Config) ApplyDefaults() {
 	}
 	c.Dedupe.ApplyDefaults()
 	c.Lifecycle.ApplyDefaults()
+	c.Push.ApplyDefaults(c.PublicURL)
+	c.AuthFlows.ApplyDefaults(c.PublicURL, c.Agents)
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -251,6 +261,7 @@ func (c *Config) ApplyDefaults() {
 			a.Timeouts.Request = duration.Duration(60 * time.Second)
 		}
 		a.Watchdog.ApplyDefaults()
+		a.Push.PushSource.ApplyDefaults()
 	}
 }
 
@@ -309,6 +320,12 @@ func (c *Config) Validate() error {
 	if err := c.Lifecycle.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Push.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.AuthFlows.Validate(c.Agents); err != nil {
+		errs = append(errs, err)
+	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
 		add("card_signing.key_id", "required with card_signing.key_file")
 	}
@@ -345,6 +362,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 		if err := a.Watchdog.Validate(f + ".watchdog"); err != nil {
+			errs = append(errs, err)
+		}
+		if err := a.Push.PushSource.Validate(f + ".push"); err != nil {
 			errs = append(errs, err)
 		}
 		if a.UpstreamAuthEnv != "" {

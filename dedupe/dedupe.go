@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -188,14 +187,6 @@ func (d *Deduper) storeFailed(w http.ResponseWriter, r *http.Request, s *proxy.S
 	return a2a.ErrUnavailable.WithMessage("deduplication is temporarily unavailable; retry later").WithRetryAfter(time.Second)
 }
 
-// result is what a completed record replays.
-type result struct {
-	Status      int             `json:"s"`
-	ContentType string          `json:"ct,omitempty"`
-	RPCID       json.RawMessage `json:"id,omitempty"`
-	Body        []byte          `json:"b"`
-}
-
 // first forwards the claimed request, keeping the claim alive while it
 // runs, noting the task id as soon as an event reveals it, and recording
 // the answer (or giving the claim up) afterwards.
@@ -247,7 +238,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		// The caller left before the stream revealed a task: leave the
 		// claim to its lease, the agent may still be working on it.
 	case err == nil && !tee.overflow:
-		res, _ := json.Marshal(result{Status: tee.status(), ContentType: tee.Header().Get("Content-Type"), RPCID: s.Op.RPCID, Body: tee.buf.Bytes()})
+		res := encodeResult(result{Status: tee.status(), ContentType: tee.Header().Get("Content-Type"), RPCID: s.Op.RPCID, Body: tee.buf.Bytes()})
 		settle = func(ctx context.Context) {
 			if ok, cerr := d.st.Complete(ctx, q.scope, q.key, q.holder, res, d.o.TTL.D()); cerr != nil || !ok {
 				s.Log().Warn("dedupe: answer not recorded; a retry will wait for the lease", "err", cerr, "held", ok)
@@ -316,8 +307,8 @@ func (d *Deduper) replay(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 		d.count(s, "attached")
 		return d.attach(w, r, s, next, rec.TaskID)
 	}
-	var res result
-	if err := json.Unmarshal(rec.Result, &res); err != nil {
+	res, err := decodeResult(rec.Result)
+	if err != nil {
 		s.Log().Error("dedupe: stored answer unreadable", "err", err)
 		return a2a.ErrInternal
 	}
@@ -391,32 +382,21 @@ func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation 
 // retries may change) or body (REST). Member order and white space do not
 // count; numbers are compared as written.
 func fingerprint(op *a2a.Operation, body []byte) (string, error) {
-	payload := body
+	var canon []byte
+	var err error
 	if op.Binding == a2a.BindingJSONRPC {
-		var env struct {
-			Params json.RawMessage `json:"params"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			return "", err
-		}
-		payload = env.Params
+		canon, err = canonicalParams(body)
+	} else {
+		canon, err = canonicalValue(body)
 	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if len(bytes.TrimSpace(payload)) > 0 {
-		if err := dec.Decode(&v); err != nil {
-			return "", err
-		}
-	}
-	canon, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
 	h := sha256.New()
 	h.Write([]byte(op.Method.String() + "\n" + op.Binding.String() + "\n"))
 	h.Write(canon)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])), nil
 }
 
 func newToken() string {

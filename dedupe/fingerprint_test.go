@@ -51,3 +51,18 @@ func TestFingerprint(t *testing.T) {
 		t.Error("a malformed body has a fingerprint")
 	}
 }
+
+// BenchmarkFingerprint measures the fingerprint of a typical send, the
+// work dedupe adds to every first-seen request before it is forwarded.
+func BenchmarkFingerprint(b *testing.B) {
+	op := &a2a.Operation{Method: a2a.MethodSend, Binding: a2a.BindingJSONRPC}
+	body := []byte(`{"jsonrpc":"2.0","id":"c-17-42","method":"SendMessage","params":{"message":{"role":"ROLE_USER",` +
+		`"messageId":"6f1c2a0e-9b7d-4c55-8e3f-0a1b2c3d4e5f","parts":[{"text":"Summarise the quarterly report and list the three largest risks."}],` +
+		`"metadata":{"client":"bench","attempt":1}},"configuration":{"acceptedOutputModes":["text/plain"],"historyLength":0}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fingerprint(op, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

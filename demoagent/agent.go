@@ -32,6 +32,9 @@ type Options struct {
 	// Push advertises and sends native push notifications. Without it the
 	// push-config methods answer PushNotificationNotSupported.
 	Push bool
+	// NoStreaming makes an agent without streaming: its card says so, and
+	// streaming sends and subscriptions answer UnsupportedOperation.
+	NoStreaming bool
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -66,6 +69,7 @@ type Agent struct {
 	name      string
 	stepDelay time.Duration
 	push      bool
+	noStream  bool
 	log       *slog.Logger
 	client    *http.Client
 	baseURL   atomic.Pointer[string]
@@ -93,6 +97,7 @@ func New(o Options) *Agent {
 		name:      o.Name,
 		stepDelay: o.StepDelay,
 		push:      o.Push,
+		noStream:  o.NoStreaming,
 		log:       o.Logger,
 		client:    newPushClient(),
 		tasks:     map[string]*task{},
@@ -164,6 +169,23 @@ func (a *Agent) Credentials(taskID string) []string {
 	return nil
 }
 
+// DropStreams ends every open stream now, without a final event, as an
+// agent that lost its connections would; the tasks go on. It returns how
+// many streams it ended.
+func (a *Agent) DropStreams() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, t := range a.tasks {
+		for s := range t.subs {
+			close(s.ch)
+			delete(t.subs, s)
+			n++
+		}
+	}
+	return n
+}
+
 // Close stops every task runner, push sender and open stream, and waits
 // for the runners and senders to return. Later requests are refused.
 func (a *Agent) Close() {
@@ -176,6 +198,7 @@ func (a *Agent) Close() {
 
 // ServeHTTP routes cards, JSON-RPC (POST /) and HTTP+JSON (everything else).
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = secured(r)
 	switch r.URL.Path {
 	case wellKnownCardPath, legacyCardPath:
 		a.record(r, nil, nil)

@@ -59,7 +59,7 @@ func TestCards(t *testing.T) {
 		}
 		code, _, body := e.rest(t, http.MethodGet, "/.well-known/agent-card.json", noVersion, nil)
 		public := len(path(t, decode(t, body), "skills").([]any))
-		if code != http.StatusOK || public != 11 {
+		if code != http.StatusOK || public != 12 {
 			t.Fatalf("skills: %d", public)
 		}
 

@@ -38,7 +38,7 @@ func (a *Agent) card(extended bool) obj {
 			iface(bindingJSONRPC, a2a.V03), iface(bindingHTTPJSON, a2a.V03),
 		},
 		"capabilities": obj{
-			"streaming":              true,
+			"streaming":              !a.noStream,
 			"pushNotifications":      a.push,
 			"extendedAgentCard":      true,
 			"stateTransitionHistory": false,

@@ -10,13 +10,19 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 )
 
-var errShuttingDown = a2a.ErrInternal.WithMessage("the agent is shutting down")
+var (
+	errShuttingDown = a2a.ErrInternal.WithMessage("the agent is shutting down")
+	errNoStreaming  = a2a.ErrUnsupportedOperation.WithMessage("this agent does not stream; send and poll the task instead")
+)
 
 func (a *Agent) dispatch(r *http.Request, c *call) (reply, *a2a.Error) {
 	a.log.Debug("request", "method", c.op.Method.String(), "version", c.op.Version.String(),
 		"binding", c.op.Binding.String(), "task", c.op.TaskID)
 	if a.isClosed() {
 		return reply{}, errShuttingDown
+	}
+	if a.noStream && c.op.Method.Streaming() {
+		return reply{}, errNoStreaming
 	}
 	switch c.op.Method {
 	case a2a.MethodSend, a2a.MethodStream:
@@ -66,7 +72,7 @@ func (a *Agent) send(ctx context.Context, c *call) (reply, *a2a.Error) {
 		}
 	}
 	text := in.text()
-	sc := parseScenario(text)
+	sc := securedScenario(ctx, parseScenario(text))
 	streaming := op.Method == a2a.MethodStream
 	msg := message{id: op.MessageID, contextID: op.ContextID, taskID: op.TaskID, role: roleUser, parts: in.parts}
 	if msg.id == "" {

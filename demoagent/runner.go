@@ -33,6 +33,12 @@ func (a *Agent) run(t *task, sc scenario) {
 		a.chunks(t, sc.count, a.stepDelay)
 	case scPush:
 		a.chunks(t, sc.count, 4*a.stepDelay)
+	case scParts:
+		delay := sc.delay
+		if delay == 0 {
+			delay = a.stepDelay
+		}
+		a.parts(t, sc.count, delay)
 	case scSlow:
 		_ = a.setState(t, a2a.StateWorking) && a.sleep(t, sc.delay) && a.complete(t, "echo", sc.text)
 	case scInput:
@@ -68,6 +74,26 @@ func (a *Agent) chunks(t *task, n int, delay time.Duration) {
 		}
 		chunk := artifact{id: id, name: "stream", parts: []part{{text: "chunk " + strconv.Itoa(i) + " of " + strconv.Itoa(n)}}}
 		if !a.addArtifact(t, chunk, i > 1, i == n) {
+			return
+		}
+	}
+	_ = a.sleep(t, delay) && a.setState(t, a2a.StateCompleted)
+}
+
+// parts produces n whole artifacts with the ids part-1 .. part-n, each
+// followed by a working status that says how far the task got, so a
+// consumer can count every event and tell which one it missed.
+func (a *Agent) parts(t *task, n int, delay time.Duration) {
+	if !a.setState(t, a2a.StateWorking) {
+		return
+	}
+	for i := 1; i <= n; i++ {
+		if !a.sleep(t, delay) {
+			return
+		}
+		of := strconv.Itoa(i) + " of " + strconv.Itoa(n)
+		art := artifact{id: "part-" + strconv.Itoa(i), name: "part", parts: []part{{text: "part " + of}}}
+		if !a.addArtifact(t, art, false, true) || !a.setState(t, a2a.StateWorking, part{text: "done " + of}) {
 			return
 		}
 	}

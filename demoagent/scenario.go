@@ -21,6 +21,7 @@ const (
 	scNever
 	scMessage
 	scPush
+	scParts
 )
 
 // scenarioInfo describes one scenario; the same table drives the parser
@@ -46,6 +47,7 @@ func scenarios() []scenarioInfo {
 		{"never", scNever, "Never", "working with one progress update, then never finishes", "never"},
 		{"message", scMessage, "Message", "answers with a plain message and creates no task", "message hi"},
 		{"push", scPush, "Push", "like stream 3, slower, to exercise push notifications", "push"},
+		{"parts", scParts, "Parts", "working, then N artifacts part-1 to part-N, each followed by a progress status, then completed; an optional step delay", "parts 5 100ms"},
 	}
 }
 
@@ -91,6 +93,8 @@ func parseScenario(text string) scenario {
 		}
 	case scPush:
 		sc.count = defaultChunks
+	case scParts:
+		sc.parseParts(f[1:])
 	case scSlow:
 		sc.delay = defaultSlow
 		if len(f) > 1 {
@@ -118,5 +122,25 @@ func authRequest() []part {
 			"scopes":           []any{"calendar.read"},
 			"authorizationUrl": demoAuthorizationURL,
 		}},
+	}
+}
+
+// parseParts reads "parts [N] [delay]": N artifacts, each after delay
+// (default: the agent's step delay).
+func (sc *scenario) parseParts(args []string) {
+	sc.count = defaultChunks
+	if len(args) > 0 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 || n > maxChunks {
+			sc.invalid = fmt.Sprintf("parts takes a count from 1 to %d and an optional delay, such as \"parts 5 100ms\"", maxChunks)
+		}
+		sc.count = n
+	}
+	if len(args) > 1 {
+		d, err := time.ParseDuration(args[1])
+		if err != nil || d < 0 || d > maxSlow {
+			sc.invalid = fmt.Sprintf("parts takes a step delay up to %s, such as \"parts 5 100ms\"", maxSlow)
+		}
+		sc.delay = d
 	}
 }

@@ -27,12 +27,14 @@ type cardServer struct {
 	signer *card.Signer
 	// jwks publishes the signer's public key (nil without a signer).
 	jwks []byte
+	// push is set when the gateway relays push notifications itself.
+	push bool
 }
 
 // newCardServer builds the card caches and, when configured, loads the
 // card-signing key.
 func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
-	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents))}
+	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled}
 	if sc := cfg.CardSigning; sc.KeyFile != "" {
 		key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
 		if err != nil {
@@ -79,12 +81,18 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
 func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
-	return card.RewriteOptions{
+	o := card.RewriteOptions{
 		UpstreamBase: a.Upstream,
 		PublicBase:   a.PublicBase,
 		Security:     card.BearerJWT(apiKeyHeader),
 		Signer:       cs.signer,
 	}
+	if cs.push && !a.Config().Push.ForwardConfigs {
+		// The gateway's relay serves push for every agent it fronts.
+		on := true
+		o.PushNotifications = &on
+	}
+	return o
 }
 
 // rewriteExtendedCard rewrites the extended card like the public one. The

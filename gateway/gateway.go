@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/authflow"
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/budget"
 	"github.com/a2a-gateway/a2a-gateway/config"
@@ -36,6 +37,9 @@ type Gateway struct {
 	store    store.Store
 	proxy    *proxy.Gateway
 	tracker  *lifecycle.Tracker
+	push     *pushRelay
+	sources  *pushSources
+	auth     *authflow.Flow
 	registry *prometheus.Registry
 	public   http.Handler
 	admin    http.Handler
@@ -85,6 +89,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		return nil, err
 	}
 	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
+	pm := newPushMetrics(g.registry, cfg)
+	if cfg.Push.Enabled {
+		if g.push, err = newPushRelay(cfg, st, pm, log.With("log", "push")); err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.closers = append(g.closers, g.push.close)
+	}
+	if g.auth, err = g.newAuthFlow(authn, st, log); err != nil {
+		g.Close()
+		return nil, err
+	}
 
 	// The watchdog calls agents through the proxy, which is built below
 	// with the tracker's stage in it: the call is bound late.
@@ -97,6 +113,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Caller: lifecycle.CallerFunc(func(ctx context.Context, agent string, v a2a.Version, method a2a.Method, params any) ([]byte, error) {
 			return g.proxy.Call(ctx, agent, v, method, params)
 		}),
+		OnWatchdog: g.onWatchdog,
 	})
 	if err != nil {
 		g.Close()
@@ -114,9 +131,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
 			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
 			routeTenant,
+			g.push.stage,
+			resumeStreams(g.Relay()),
 			dd.Stage,
 			requireStore(health.check(st.Ping), dd.Covers),
 			tracker.Guard(),
+			g.auth.Resume,
 			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
 			filterList,
 			cards.rewriteExtendedCard,
@@ -124,10 +144,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Observers: []proxy.Observer{
 			recordOwnership,
 			tracker,
+			g.auth,
 		},
 		Cards:   cards,
 		Metrics: m,
 		Logger:  log,
+		// Streams carry event-log ids, for resuming (push_resume.go).
+		StreamEventID: streamEventID,
 	})
 	if err != nil {
 		g.Close()
@@ -135,6 +158,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}
 	g.proxy = px
 	g.closers = append(g.closers, px.Close)
+	if g.push != nil {
+		if g.sources, err = g.startPushSources(cfg, st, px, g.push.m, log.With("log", "push")); err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.closers = append(g.closers, g.sources.close)
+	}
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	swept := make(chan struct{})
 	go func() {
@@ -147,6 +177,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
 			cards.serveJWKS(w, r)
+			return
+		}
+		if r.URL.Path == pushJWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			g.push.serveJWKS(w, r)
+			return
+		}
+		if g.serveAuthFlow(w, r) || g.serveInbound(w, r) {
 			return
 		}
 		px.ServeHTTP(w, r)
@@ -202,6 +239,9 @@ func (g *Gateway) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry}))
 	mux.Handle("/ops/", g.tracker.OpsHandler())
+	if g.push != nil {
+		mux.Handle("/admin/push/", g.push.adminHandler())
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

@@ -9,6 +9,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/budget"
+	"github.com/a2a-gateway/a2a-gateway/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/store"
@@ -71,11 +72,17 @@ func limitRate(b *budget.Budgets, active store.ActiveTasks, m *metrics.Metrics) 
 }
 
 // authorize checks the agent's policy and the ownership of every task and
-// context the request names, before anything reaches the agent.
+// context the request names, before anything reaches the agent. For the
+// requests the lifecycle guard checks, the task's record is read in the
+// same round trip.
 func authorize(z *authz.Authorizer) proxy.Stage {
 	return func(next proxy.Handler) proxy.Handler {
 		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
-			grant, err := z.Authorize(r.Context(), s.Principal, s.Agent.Name, s.Op)
+			authorize := z.Authorize
+			if lifecycle.GuardReads(s.Op) {
+				authorize = z.AuthorizeReading
+			}
+			grant, err := authorize(r.Context(), s.Principal, s.Agent.Name, s.Op)
 			if err != nil {
 				return err
 			}

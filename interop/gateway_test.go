@@ -3,6 +3,10 @@ package interop
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -42,7 +46,10 @@ type upstream struct {
 // gatewayConfig is the configuration the suite runs the gateway with:
 // loopback only, bearer tokens from the development issuer, the embedded
 // store, deduplication on (the default), both tenants allowed on every
-// agent.
+// agent, and the push relay on. The relay signs notifications with the
+// suite's own key and may call webhooks on loopback for the first tenant
+// only (its allowlist); a failed delivery is retried within the case's
+// time.
 var gatewayConfig = template.Must(template.New("gateway.yaml").Parse(`# Written by the interop suite.
 listen: "{{.Listen}}"
 admin_listen: "{{.Admin}}"
@@ -56,6 +63,16 @@ auth:
       audiences: ["{{.Audience}}"]
       algorithms: [EdDSA]
       key_files: ["{{.JWKS}}"]
+push:
+  enabled: true
+  signing:
+    key_files: ["{{.PushKey}}"]
+    key_ids: ["{{.PushKeyID}}"]
+  tenants:
+    {{.PushTenant}}:
+      allowlist: ["127.0.0.1"]
+  delivery:
+    schedule: [200ms, 500ms, 1s, 2s, 5s]
 agents:
 {{- $tenants := .Tenants}}
 {{- range .Agents}}
@@ -70,6 +87,9 @@ agents:
 {{- end}}
 `))
 
+// pushKeyID names the key the gateway signs notifications with.
+const pushKeyID = "interop-push"
+
 // gateway is a running gateway process.
 type gateway struct {
 	proc   *proc.Proc
@@ -78,6 +98,29 @@ type gateway struct {
 
 // agentBase is an agent's URL on the gateway.
 func (g *gateway) agentBase(name string) string { return g.public + "/agents/" + name }
+
+// pushJWKS is where the gateway publishes the keys that sign its
+// notifications.
+func (g *gateway) pushJWKS() string { return g.public + "/.well-known/a2a-push-jwks.json" }
+
+// pushIssuer is the iss of the notification JWTs: the gateway's public URL,
+// which the suite leaves to its default.
+func (g *gateway) pushIssuer() string { return g.public }
+
+// writePushKey writes a fresh Ed25519 key for signing notifications, as a
+// PKCS#8 PEM file.
+func writePushKey(dir string) (string, error) {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "push-key.pem")
+	return path, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+}
 
 // buildGateway compiles the gateway of this checkout.
 func buildGateway(ctx context.Context, dir string) (string, error) {
@@ -127,12 +170,12 @@ const startAttempts = 3
 
 // startGateway writes the configuration and runs `a2a-gateway serve` until
 // its readiness endpoint answers.
-func startGateway(ctx context.Context, bin, dir, jwks string, agents []upstream) (*gateway, error) {
+func startGateway(ctx context.Context, bin, dir, jwks, pushKey string, agents []upstream) (*gateway, error) {
 	var err error
 	for range startAttempts {
 		var g *gateway
 		var exited bool
-		g, exited, err = tryStartGateway(ctx, bin, dir, jwks, agents)
+		g, exited, err = tryStartGateway(ctx, bin, dir, jwks, pushKey, agents)
 		if err == nil || !exited {
 			return g, err
 		}
@@ -140,7 +183,7 @@ func startGateway(ctx context.Context, bin, dir, jwks string, agents []upstream)
 	return nil, err
 }
 
-func tryStartGateway(ctx context.Context, bin, dir, jwks string, agents []upstream) (g *gateway, exited bool, err error) {
+func tryStartGateway(ctx context.Context, bin, dir, jwks, pushKey string, agents []upstream) (g *gateway, exited bool, err error) {
 	listen, err := freeAddr()
 	if err != nil {
 		return nil, false, err
@@ -152,7 +195,7 @@ func tryStartGateway(ctx context.Context, bin, dir, jwks string, agents []upstre
 	var cfg bytes.Buffer
 	err = gatewayConfig.Execute(&cfg, map[string]any{
 		"Listen": listen, "Admin": admin, "Issuer": issuer, "Audience": audience, "JWKS": jwks, "Agents": agents,
-		"Tenants": alice.tenant + ", " + bob.tenant,
+		"Tenants": alice.tenant + ", " + bob.tenant, "PushKey": pushKey, "PushKeyID": pushKeyID, "PushTenant": alice.tenant,
 	})
 	if err != nil {
 		return nil, false, err

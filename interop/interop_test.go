@@ -49,7 +49,7 @@ func TestInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, _ := os.MkdirTemp("/tmp/scratch", "run")
 
 	t.Log("building the gateway")
 	bin, err := buildGateway(ctx, dir)
@@ -57,6 +57,10 @@ func TestInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	jwks, tokens, err := mintTokens(ctx, bin, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushKey, err := writePushKey(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +76,12 @@ func TestInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopGoAgent)
-	hooks := httptest.NewServer(webhook.New())
+	receiver := webhook.New()
+	hooks := httptest.NewServer(receiver)
 	t.Cleanup(hooks.Close)
 
 	t.Log("starting the gateway")
-	gw, err := startGateway(ctx, bin, dir, jwks, []upstream{
+	gw, err := startGateway(ctx, bin, dir, jwks, pushKey, []upstream{
 		{Name: "js", URL: jsBase, JSONRPCPath: jsAgentJSONRPCPath, RESTPath: jsAgentRESTPath},
 		{Name: "go", URL: goBase, JSONRPCPath: goagent.JSONRPCPath},
 	})
@@ -84,6 +89,7 @@ func TestInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(gw.proc.Stop)
+	receiver.Trust(gw.pushJWKS(), gw.pushIssuer())
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, name := range []string{"gateway.log", "js-agent.log", "go-agent.log", "js-client.log"} {

@@ -106,6 +106,11 @@ const recentRecords = 10000
 type recordCache struct {
 	mu sync.Mutex
 	m  map[recordKey]store.TaskLifecycle
+	// order holds keys in the order they were added, oldest at next once
+	// full: a new key replaces the oldest one. A slot may name a key
+	// dropped, or added again, since: evicting it early only costs a read.
+	order []recordKey
+	next  int
 }
 
 type recordKey struct{ agent, task string }
@@ -124,15 +129,19 @@ func (c *recordCache) get(agent, task string) (store.TaskLifecycle, bool, bool) 
 }
 
 func (c *recordCache) put(rec store.TaskLifecycle) {
+	k := recordKey{rec.Agent, rec.TaskID}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= recentRecords {
-		for k := range c.m { // drop an arbitrary entry: a miss only costs a read
-			delete(c.m, k)
-			break
+	if _, ok := c.m[k]; !ok {
+		if len(c.order) < recentRecords {
+			c.order = append(c.order, k)
+		} else {
+			delete(c.m, c.order[c.next])
+			c.order[c.next] = k
+			c.next = (c.next + 1) % recentRecords
 		}
 	}
-	c.m[recordKey{rec.Agent, rec.TaskID}] = rec
+	c.m[k] = rec
 }
 
 func (c *recordCache) drop(agent, task string) {

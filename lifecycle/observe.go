@@ -47,10 +47,11 @@ func (t *Tracker) Observe(ctx context.Context, s *proxy.Scope, ev a2a.Event, _ [
 // Guard is the stage that enforces, where the gateway knows a task's
 // state, what the protocol promises: a terminal task takes no more
 // messages and cannot be canceled, and a message's task and context belong
-// together. It reads the record only for requests naming a task (one store
-// round trip); unknown tasks pass, and so does everything when the store
-// cannot answer, because the agent enforces the same rules. It also counts
-// the streams open on each task.
+// together. It reads the record only for requests naming a task (see
+// GuardReads), in authorization's round trip where the store allows;
+// unknown tasks pass, and so does everything when the store cannot answer,
+// because the agent enforces the same rules. It also counts the streams
+// open on each task.
 func (t *Tracker) Guard() proxy.Stage {
 	return func(next proxy.Handler) proxy.Handler {
 		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
@@ -65,16 +66,23 @@ func (t *Tracker) Guard() proxy.Stage {
 	}
 }
 
-func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
-	op := s.Op
+// GuardReads reports whether the guard reads the record of the task op
+// names: for a send to a task and for a cancel. Authorization reads it
+// along with the task's owner where it can (authz.AuthorizeReading), which
+// spares the guard its own round trip.
+func GuardReads(op *a2a.Operation) bool {
 	// Legacy agents predate the rule that terminal tasks take no messages
 	// (and clients choose task ids for new tasks there).
-	send := (op.Method == a2a.MethodSend || op.Method == a2a.MethodStream) && op.TaskID != "" && op.Version != a2a.VLegacy
-	cancel := op.Method == a2a.MethodCancelTask && op.TaskID != ""
-	if !send && !cancel {
+	send := (op.Method == a2a.MethodSend || op.Method == a2a.MethodStream) && op.Version != a2a.VLegacy
+	return op.TaskID != "" && (send || op.Method == a2a.MethodCancelTask)
+}
+
+func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
+	op := s.Op
+	if !GuardReads(op) {
 		return nil
 	}
-	rec, found, err := t.st.Get(ctx, s.Agent.Name, op.TaskID)
+	rec, found, err := t.record(ctx, s)
 	if err != nil {
 		s.Log().Warn("lifecycle: task state unknown, the agent decides", "task_id", op.TaskID, "err", err)
 		return nil
@@ -83,7 +91,7 @@ func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
 		return nil
 	}
 	state := a2a.ParseState(rec.State)
-	if cancel {
+	if op.Method == a2a.MethodCancelTask {
 		if state.Terminal() {
 			return a2a.ErrTaskNotCancelable.WithMessage("the task is already " + state.String())
 		}
@@ -97,6 +105,17 @@ func (t *Tracker) guard(ctx context.Context, s *proxy.Scope) error {
 		return a2a.ErrInvalidParams.WithMessage("the message's contextId is not the context of its taskId")
 	}
 	return nil
+}
+
+// record is the guarded task's record: the one authorization read, or
+// else read now.
+func (t *Tracker) record(ctx context.Context, s *proxy.Scope) (store.TaskLifecycle, bool, error) {
+	if s.Grant != nil {
+		if rec, found, ok := s.Grant.TaskRecord(s.Op.TaskID); ok {
+			return rec, found, nil
+		}
+	}
+	return t.st.Get(ctx, s.Agent.Name, s.Op.TaskID)
 }
 
 // countSubscriber counts the stream as a subscriber of the task it reveals

@@ -128,6 +128,9 @@ func (t *Tracker) Sweep(ctx context.Context) error {
 		if sweep {
 			if oerr == nil {
 				t.reportOrphans(name, fresh)
+				for _, rec := range fresh {
+					t.onWatchdog(ctx, name, rec.TaskID, WatchdogOrphaned, a2a.ParseState(rec.State))
+				}
 			}
 			if err := t.watch(ctx, t.agents[name], now); err != nil {
 				errs = append(errs, fmt.Errorf("agent %s: watchdog: %w", name, err))

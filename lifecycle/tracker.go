@@ -98,7 +98,17 @@ type Options struct {
 	// Webhook posts escalations; default a client with a timeout that
 	// follows no redirects.
 	Webhook *http.Client
+	// OnWatchdog, when set, hears of every task the sweep finds orphaned
+	// (action WatchdogOrphaned) or escalates (WatchdogEscalated), with the
+	// state it is stuck in, so the push relay can tell its consumers.
+	OnWatchdog func(ctx context.Context, agent, taskID, action string, state a2a.State)
 }
+
+// Actions passed to Options.OnWatchdog.
+const (
+	WatchdogOrphaned  = "orphaned"
+	WatchdogEscalated = actionEscalate
+)
 
 // TaskEvent is one thing the gateway learned about a task.
 type TaskEvent struct {
@@ -136,6 +146,8 @@ type Tracker struct {
 	log     *slog.Logger
 	holder  string
 	webhook *http.Client
+	// onWatchdog is Options.OnWatchdog, never nil.
+	onWatchdog func(ctx context.Context, agent, taskID, action string, state a2a.State)
 	// opsToken is the digest of the ops API token; nil refuses every call.
 	opsToken []byte
 
@@ -203,6 +215,10 @@ func New(o Options) (*Tracker, error) {
 	sort.Strings(t.names)
 	if t.holder == "" {
 		t.holder = defaultHolder()
+	}
+	t.onWatchdog = o.OnWatchdog
+	if t.onWatchdog == nil {
+		t.onWatchdog = func(context.Context, string, string, string, a2a.State) {}
 	}
 	if t.webhook == nil {
 		t.webhook = &http.Client{

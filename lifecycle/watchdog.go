@@ -215,6 +215,9 @@ func (t *Tracker) escalate(ctx context.Context, a Agent, rec store.TaskLifecycle
 	if errors.Is(err, errNoRecord) {
 		return nil
 	}
+	if err == nil {
+		t.onWatchdog(ctx, a.Name, rec.TaskID, WatchdogEscalated, a2a.ParseState(rec.State))
+	}
 	return err
 }
 

@@ -73,6 +73,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	if s.Agent.upstreamAuth != "" {
 		req.Header.Set("Authorization", s.Agent.upstreamAuth)
 	}
+	setUpstreamHeaders(req, r.Context())
 	req.Header.Del("Accept-Encoding")
 	setForwarded(req, r)
 
@@ -156,7 +157,7 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 		return &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
 	}
 	if resp.StatusCode < 300 || s.Op.Binding == a2a.BindingJSONRPC {
-		if err := g.observe(ctx, s, body); err != nil {
+		if body, err = g.observe(ctx, s, body); err != nil {
 			return err
 		}
 	}
@@ -168,33 +169,28 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	return nil
 }
 
-// observe parses one payload as the caller's binding frames it and hands
-// the event to every observer.
-func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) error {
+// observe parses one payload as the caller's binding frames it, hands
+// the event to every observer and returns the payload the caller is to
+// see (see Rewriter).
+func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) ([]byte, error) {
 	if len(g.observers) == 0 && len(s.observers) == 0 {
-		return nil
+		return payload, nil
 	}
-	var ev a2a.Event
-	var err error
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		ev, err = a2a.ParseRPCEvent(payload)
-	} else {
-		ev, err = a2a.ParseResult(payload)
-	}
-	if err != nil {
-		// What cannot be read cannot be recorded; observers decide whether
-		// an unreadable answer may still reach the caller.
-		s.Log().Debug("agent payload not recognised", "err", err)
-		ev = a2a.Event{Kind: a2a.EventNone}
-	}
+	ev, _ := parsePayload(s, payload)
+	return g.observeParsed(ctx, s, ev, payload)
+}
+
+// observeParsed hands one parsed event to every observer, then to the
+// rewriters.
+func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, payload []byte) ([]byte, error) {
 	for _, list := range [][]Observer{g.observers, s.observers} {
 		for _, o := range list {
 			if err := o.Observe(ctx, s, ev, payload); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return g.rewrite(ctx, s, ev, payload)
 }
 
 // relayStream passes an SSE stream through event by event, flushing each
@@ -247,8 +243,11 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 		if idle != nil {
 			idle.Reset(s.Agent.cfg.Timeouts.StreamIdle.D())
 		}
+		var id string
 		if len(ev.Data) > 0 {
-			if err := g.observe(r.Context(), s, ev.Data); err != nil {
+			var data []byte
+			data, id, err = g.observeStream(r.Context(), s, ev.Data)
+			if err != nil {
 				if !started {
 					started = true // the error below is the answer
 					return err
@@ -257,12 +256,21 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 				s.Log().Warn("stream ended: an event could not be recorded", "err", err)
 				return nil
 			}
+			ev.Raw = reframe(ev.Raw, ev.Data, data)
 		}
 		if !started {
 			start()
 		}
-		if _, err := w.Write(ev.Raw); err != nil {
-			return nil
+		write := true
+		if s.streamGate != nil && len(ev.Data) > 0 {
+			if write, err = s.streamGate(w, id); err != nil {
+				return nil
+			}
+		}
+		if write {
+			if err := writeEvent(w, s, ev.Raw, id); err != nil {
+				return nil
+			}
 		}
 		if err := rc.Flush(); err != nil {
 			return nil

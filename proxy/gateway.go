@@ -29,6 +29,8 @@ type Options struct {
 	Cards     CardServer
 	Metrics   *metrics.Metrics
 	Logger    *slog.Logger
+	// StreamEventID, when set, gives every relayed stream event an SSE id.
+	StreamEventID StreamEventID
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -45,6 +47,7 @@ type Gateway struct {
 	metrics   *metrics.Metrics
 	log       *slog.Logger
 	limits    config.Limits
+	eventID   StreamEventID
 
 	streams atomic.Int64
 	// drainCtx is cancelled when open streams must end (shutdown).
@@ -61,6 +64,7 @@ func New(o Options) (*Gateway, error) {
 		metrics:   o.Metrics,
 		log:       o.Logger,
 		limits:    o.Config.Limits,
+		eventID:   o.StreamEventID,
 	}
 	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
 	for _, ac := range o.Config.Agents {

@@ -42,8 +42,9 @@ type env struct {
 
 // setup adjusts the configuration and pipeline before the gateway starts.
 type setup struct {
-	cfg    *config.Config
-	stages []proxy.Stage
+	cfg     *config.Config
+	stages  []proxy.Stage
+	eventID proxy.StreamEventID
 }
 
 type option func(*setup)
@@ -70,6 +71,8 @@ func start(t *testing.T, upstreamURL string, opts ...option) *env {
 		Stages:  s.stages,
 		Metrics: metrics.New(reg),
 		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+
+		StreamEventID: s.eventID,
 	})
 	if err != nil {
 		t.Fatal(err)

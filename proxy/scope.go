@@ -38,6 +38,8 @@ type Scope struct {
 	relPath string
 	// observers are this request's own observers, after the gateway's.
 	observers []Observer
+	// streamGate, when set, decides which relayed events are written.
+	streamGate StreamGate
 }
 
 // Log is the request's logger, carrying its agent, operation and, once
@@ -66,6 +68,7 @@ func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.R
 	d := *s
 	d.Op = op
 	d.observers = nil
+	d.streamGate = nil
 	r2 := r.Clone(r.Context())
 	if op.Binding == a2a.BindingJSONRPC {
 		r2.Method = http.MethodPost

@@ -11,10 +11,14 @@ import (
 
 // The conformance suites of every concern, on every back end.
 func TestActiveTasksConformance(t *testing.T) { conformance(t, storetest.RunActiveTasks) }
+func TestChallengesConformance(t *testing.T)  { conformance(t, storetest.RunChallenges) }
 func TestDedupeConformance(t *testing.T)      { conformance(t, storetest.RunDedupe) }
 func TestDeliveryConformance(t *testing.T)    { conformance(t, storetest.RunDelivery) }
+func TestEventLogConformance(t *testing.T)    { conformance(t, storetest.RunEventLog) }
 func TestLifecycleConformance(t *testing.T)   { conformance(t, storetest.RunLifecycle) }
 func TestOwnershipConformance(t *testing.T)   { conformance(t, storetest.RunOwnership) }
+func TestPushConfigsConformance(t *testing.T) { conformance(t, storetest.RunPushConfigs) }
+func TestPushSourcesConformance(t *testing.T) { conformance(t, storetest.RunPushSources) }
 
 // conformance runs a storetest suite against every back end: the embedded
 // store; a standalone redis-server, one client shared by the suite's stores
@@ -43,4 +47,5 @@ func conformance(t *testing.T, suite func(*testing.T, storetest.NewStore)) {
 			return s
 		})
 	})
+	t.Run("sentinel", func(t *testing.T) { sentinel(t, suite) })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,6 +125,60 @@ func TestDedupeRedisIsOneRoundTrip(t *testing.T) {
 				t.Errorf("sent %d commands, want 1", n)
 			}
 		})
+	}
+}
+
+// TestDedupeRedisConcurrentCompletes checks that Completes made at the
+// same time, which share a pipeline, each get their own outcome: the
+// holder's completes its record, another holder's changes nothing.
+func TestDedupeRedisConcurrentCompletes(t *testing.T) {
+	ctx := testContext(t)
+	s := store.NewRedis(redistest.Start(t).Client(t), store.Options{})
+	var trips atomic.Int64
+	store.Observe(s, func(string, bool, time.Duration, bool) { trips.Add(1) })
+	d := s.Dedupe()
+	const keys = 100
+	for i := range keys {
+		if _, out, err := d.Claim(ctx, "acme", fmt.Sprint("k", i), "fp", "h", hour, hour); err != nil || out != store.ClaimNew {
+			t.Fatalf("Claim %d = %v, %v", i, out, err)
+		}
+	}
+	// Loads the script, so the count below is the steady state.
+	if ok, err := d.Complete(ctx, "acme", "k0", "h", []byte("r0"), hour); !ok || err != nil {
+		t.Fatalf("Complete = %v, %v", ok, err)
+	}
+	trips.Store(0)
+	done := make([]bool, keys)
+	errs := make([]error, keys)
+	var wg sync.WaitGroup
+	for i := 1; i < keys; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			holder := "h"
+			if i%2 == 0 {
+				holder = "other"
+			}
+			done[i], errs[i] = d.Complete(ctx, "acme", fmt.Sprint("k", i), holder, []byte(fmt.Sprint("r", i)), hour)
+		}()
+	}
+	wg.Wait()
+	if n := trips.Load(); n >= keys-1 {
+		t.Errorf("%d round trips for %d Completes, want fewer than one each", n, keys-1)
+	}
+	for i := 1; i < keys; i++ {
+		rec, found, err := d.Get(ctx, "acme", fmt.Sprint("k", i))
+		if err != nil || !found {
+			t.Fatalf("Get %d = %v, %v", i, found, err)
+		}
+		mine := i%2 == 1
+		if errs[i] != nil || done[i] != mine {
+			t.Errorf("Complete %d = %v, %v; want %v", i, done[i], errs[i], mine)
+		}
+		if want := store.DedupeInFlight; mine && (rec.State != store.DedupeDone || string(rec.Result) != fmt.Sprint("r", i)) ||
+			!mine && rec.State != want {
+			t.Errorf("record %d = %v %q after Complete by the holder: %v", i, rec.State, rec.Result, mine)
+		}
 	}
 }
 

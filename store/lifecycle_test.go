@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,6 +174,80 @@ func TestLifecycleRedisStaleIndexEntries(t *testing.T) {
 	counts, err := l.CountByState(ctx, "agent")
 	if err != nil || !maps.Equal(counts, map[string]int{"working": 2, "completed": 1}) {
 		t.Errorf("CountByState = %v, %v; want the ghost still counted until it is cleaned", counts, err)
+	}
+}
+
+// TestLifecycleRedisConcurrentSaves checks that Saves made at the same
+// time, which go out together, each get their own outcome: every new
+// record of two agents is saved and indexed, of two creates of one task
+// exactly one wins, and a stale revision loses. Together they cost fewer
+// round trips than one per Save.
+func TestLifecycleRedisConcurrentSaves(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	s := store.NewRedis(client, store.Options{KeyPrefix: "batch"})
+	l := s.Lifecycle()
+	var trips atomic.Int64
+	store.Observe(s, func(string, bool, time.Duration, bool) { trips.Add(1) })
+	// Loads the scripts, so the count below is the steady state.
+	stale := lcRec("a", "stale", "acme", "working", 0)
+	mustSave(t, l, stale, 0)
+	trips.Store(0)
+
+	const tasks = 100
+	type outcome struct {
+		rev int64
+		ok  bool
+		err error
+	}
+	outcomes := make([]outcome, 2*tasks+2)
+	var wg sync.WaitGroup
+	save := func(i int, rec store.TaskLifecycle) {
+		defer wg.Done()
+		rev, ok, err := l.Save(ctx, rec, 0)
+		outcomes[i] = outcome{rev, ok, err}
+	}
+	for i := range tasks {
+		wg.Add(2)
+		go save(2*i, lcRec("a", fmt.Sprint("t", i), "acme", "working", time.Duration(i)))
+		go save(2*i+1, lcRec("b", fmt.Sprint("t", i), "globex", "completed", time.Duration(i)))
+	}
+	wg.Add(3)
+	go save(2*tasks, lcRec("a", "twice", "acme", "working", 0))
+	go save(2*tasks+1, lcRec("a", "twice", "acme", "working", 0))
+	var staleErr error
+	go func() {
+		defer wg.Done()
+		// Rev 0 says no record may exist, but one does.
+		_, ok, err := l.Save(ctx, stale, 0)
+		if ok || err != nil {
+			staleErr = fmt.Errorf("Save on a stale revision = %v, %v; want false, nil", ok, err)
+		}
+	}()
+	wg.Wait()
+	if staleErr != nil {
+		t.Error(staleErr)
+	}
+	for i, o := range outcomes[:2*tasks] {
+		if !o.ok || o.err != nil || o.rev <= 0 {
+			t.Errorf("Save %d = %+v, want saved", i, o)
+		}
+	}
+	if a, b := outcomes[2*tasks], outcomes[2*tasks+1]; a.ok == b.ok || a.err != nil || b.err != nil {
+		t.Errorf("two creates of one task = %+v and %+v, want exactly one saved", a, b)
+	}
+	if n := trips.Load(); n >= 2*tasks+3 {
+		t.Errorf("%d round trips for %d Saves, want fewer than one per Save", n, 2*tasks+3)
+	}
+	if got := listIDs(t, l, store.LifecycleFilter{Agent: "a", State: "working"}); len(got) != tasks+2 {
+		t.Errorf("agent a has %d working records indexed, want %d", len(got), tasks+2)
+	}
+	if got := listIDs(t, l, store.LifecycleFilter{Agent: "b", Tenant: "globex", State: "completed"}); len(got) != tasks {
+		t.Errorf("agent b has %d completed records of globex indexed, want %d", len(got), tasks)
+	}
+	counts, err := l.CountByState(ctx, "b")
+	if err != nil || !maps.Equal(counts, map[string]int{"completed": tasks}) {
+		t.Errorf("CountByState(b) = %v, %v", counts, err)
 	}
 }
 

@@ -28,6 +28,10 @@ type memoryStore struct {
 	active    *memActive
 	lifecycle *memLifecycle
 	delivery  *memDelivery
+	push      *memPushConfigs
+	events    *memEventLogs
+	challenge *memChallenges
+	sources   *memPushSources
 	sweepers  []sweeper
 	stop      chan struct{}
 	done      chan struct{}
@@ -46,7 +50,11 @@ func NewMemory(o Options) Store {
 	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
 	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
 	s.delivery = newMemDelivery(&s.gate, o.Memory.MaxEntries)
-	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery}
+	s.push = newMemPushConfigs(&s.gate, o.Memory.MaxEntries)
+	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries)
+	s.challenge = newMemChallenges(&s.gate, o.Memory.MaxEntries)
+	s.sources = newMemPushSources(&s.gate, o.Memory.MaxEntries)
+	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery, s.push, s.events, s.challenge, s.sources}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
 }
@@ -83,6 +91,16 @@ func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
 func (s *memoryStore) Lifecycle() Lifecycle { return s.lifecycle }
 
 func (s *memoryStore) Delivery() DeliveryStore { return s.delivery }
+
+func (s *memoryStore) PushConfigs() PushConfigs { return s.push }
+
+func (s *memoryStore) EventLog() EventLog {
+	return memEventLog{logs: s.events, o: EventLogOptions{}.withDefaults()}
+}
+
+func (s *memoryStore) Challenges() Challenges { return s.challenge }
+
+func (s *memoryStore) PushSources() PushSources { return s.sources }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

@@ -45,7 +45,8 @@ func (o Owner) IsZero() bool { return o.Tenant == "" && o.Subject == "" }
 
 // Ownership records which tenant and subject own each task id and context id
 // the gateway has seen, per agent. It sits on the hot path of every request:
-// each call costs one round trip to the back end.
+// each call costs one round trip to the back end at most (Redis sends the
+// Claims made at the same time in shared pipelines).
 type Ownership interface {
 	// Claim records owner for every ref that has no owner yet, atomically per
 	// ref, and returns per ref the owner on record afterwards: owner itself,
@@ -58,6 +59,24 @@ type Ownership interface {
 	// Resolve is Lookup of lookups and Claim of claims in one round trip,
 	// for requests that name existing ids and create new ones at once.
 	Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) (found, claimed []Owner, err error)
+}
+
+// RecordResolver is implemented by Ownership stores that can read a task's
+// lifecycle record in the round trip that resolves owners (Redis, where the
+// record shares the slot of the task's owner; the embedded store makes no
+// round trips to save). Requests the lifecycle guard checks need both.
+type RecordResolver interface {
+	// ResolveWithRecord is Resolve that also reads the lifecycle record of
+	// agent's task taskID.
+	ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) (found, claimed []Owner, rec TaskRecord, err error)
+}
+
+// TaskRecord is a lifecycle record read along with owners.
+type TaskRecord struct {
+	Lifecycle TaskLifecycle
+	// Found says a record exists; Read that it was read. A record that
+	// could not be read (Read false) is for the caller to read on its own.
+	Found, Read bool
 }
 
 // Limits on Ownership arguments. Agent names, tenants, subjects and ids come

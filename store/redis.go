@@ -103,6 +103,8 @@ type redisStore struct {
 	active    *redisActive
 	lifecycle *redisLifecycle
 	delivery  *redisDelivery
+	push      *redisPushConfigs
+	events    redisEventLog
 }
 
 var _ Store = (*redisStore)(nil)
@@ -122,11 +124,13 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 	return &redisStore{
 		conn:      conn,
 		owned:     owned,
-		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
+		ownership: newRedisOwnership(conn, o.OwnershipTTL.D()),
 		dedupe:    newRedisDedupe(conn),
 		active:    &redisActive{conn: conn},
 		lifecycle: newRedisLifecycle(conn),
 		delivery:  newRedisDelivery(conn),
+		push:      newRedisPushConfigs(conn),
+		events:    newRedisEventLog(conn),
 	}
 }
 
@@ -141,6 +145,14 @@ func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
 func (s *redisStore) Lifecycle() Lifecycle { return s.lifecycle }
 
 func (s *redisStore) Delivery() DeliveryStore { return s.delivery }
+
+func (s *redisStore) PushConfigs() PushConfigs { return s.push }
+
+func (s *redisStore) EventLog() EventLog { return s.events }
+
+func (s *redisStore) Challenges() Challenges { return &redisChallenges{conn: s.conn} }
+
+func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: s.conn} }
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.

@@ -145,12 +145,17 @@ return 1
 type redisDedupe struct {
 	conn                                          *redisConn
 	claim, get, renew, setTask, complete, release *redis.Script
+	// claims and completes batch the Claims and Completes of concurrent
+	// callers; a Claim goes out at once while fewer than claimsInFlight
+	// batches are in flight, since its request waits for it.
+	claims    *coalescer[scriptCall, scriptReply]
+	completes *coalescer[scriptCall, dedupeCompleted]
 }
 
 var _ Dedupe = (*redisDedupe)(nil)
 
 func newRedisDedupe(conn *redisConn) *redisDedupe {
-	return &redisDedupe{
+	r := &redisDedupe{
 		conn:     conn,
 		claim:    redis.NewScript(dedupeClaimLua),
 		get:      redis.NewScript(dedupeGetLua),
@@ -159,6 +164,9 @@ func newRedisDedupe(conn *redisConn) *redisDedupe {
 		complete: redis.NewScript(dedupeCompleteLua),
 		release:  redis.NewScript(dedupeReleaseLua),
 	}
+	r.claims = newCoalescer(claimsInFlight, r.claimBatch)
+	r.completes = newCoalescer(1, r.completeBatch)
+	return r
 }
 
 // tenantTagged returns <prefix>:<family>:{<tenant>:<id>}: records of one
@@ -189,10 +197,14 @@ func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holde
 		return DedupeRecord{}, 0, err
 	}
 	k := r.key(tenant, key)
-	v, err := r.claim.Run(ctx, r.conn.client, []string{k}, fingerprint, holder, millis(lease), millis(max(ttl, lease))).Result()
+	res, err := r.claims.do(ctx, scriptCall{keys: []string{k}, args: []any{fingerprint, holder, millis(lease), millis(max(ttl, lease))}})
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		return DedupeRecord{}, 0, r.conn.fail("dedupe claim", err)
 	}
+	v := res.reply
 	rec, outcome, err := decodeDedupeReply(v)
 	if err == nil && outcome == 0 {
 		err = errors.New("reply has no outcome")
@@ -263,7 +275,55 @@ func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, 
 	}
 	// A nil slice is sent as an empty string all the same; []byte keeps
 	// binary results intact.
-	return r.cas(ctx, "dedupe complete", r.complete, tenant, key, holder, result, millis(ttl))
+	done, err := r.completes.do(ctx, scriptCall{keys: []string{r.key(tenant, key)}, args: []any{holder, result, millis(ttl)}})
+	if err != nil {
+		return false, r.conn.fail("dedupe complete", err)
+	}
+	return done.ok, done.err
+}
+
+// scriptReply is the reply of one script call of a batch.
+type scriptReply struct {
+	reply any
+	err   error
+}
+
+// claimBatch runs a batch of Claims in one pipeline: every first-seen send
+// claims its key before it is forwarded, so under load many claims are due
+// at once.
+func (r *redisDedupe) claimBatch(ctx context.Context, calls []*batchCall[scriptCall, scriptReply]) {
+	scripts := make([]scriptCall, len(calls))
+	for i, c := range calls {
+		scripts[i] = c.req
+	}
+	for i, cmd := range evalPipelined(ctx, r.conn.client, r.claim, scripts) {
+		v, err := cmd.Result()
+		calls[i].res = scriptReply{reply: v, err: err}
+	}
+}
+
+// dedupeCompleted is what one Complete of a batch did.
+type dedupeCompleted struct {
+	ok  bool
+	err error
+}
+
+// completeBatch runs a batch of Completes in one pipeline. Completes come
+// after the answers, one per first-seen send, so under load many are due at
+// once.
+func (r *redisDedupe) completeBatch(ctx context.Context, calls []*batchCall[scriptCall, dedupeCompleted]) {
+	scripts := make([]scriptCall, len(calls))
+	for i, c := range calls {
+		scripts[i] = c.req
+	}
+	for i, cmd := range evalPipelined(ctx, r.conn.client, r.complete, scripts) {
+		n, err := cmd.Int64()
+		if err != nil {
+			calls[i].res = dedupeCompleted{err: r.conn.fail("dedupe complete", err)}
+			continue
+		}
+		calls[i].res = dedupeCompleted{ok: n == 1}
+	}
 }
 
 func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {

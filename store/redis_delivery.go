@@ -206,6 +206,39 @@ trim_ids(ARGV[7])
 return 'ok'
 `
 
+// deliveryHeadReply returns the head h with its attempt log, or nil for
+// an empty queue: {entry id, fields, log or nil}.
+const deliveryHeadReply = `
+local function with_attempts(h)
+  if not h then
+    return false
+  end
+  return {h[1], h[2], redis.call('HGET', KEYS[3], h[2][2])}
+end
+`
+
+// Reads the head and its attempt log.
+const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
+return with_attempts(head())
+`
+
+// Ack, then the new head as deliveryHeadLua reads it; when the queue is
+// empty, the lease of the holder ARGV[8] ("" for none) is given up, as
+// ReleaseEndpoint would. ARGV[6] and ARGV[7] as the ack's.
+const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
+local h = head()
+if not is_head(h, ARGV[6]) then
+  return not_head(ARGV[6])
+end
+removed(h, ARGV[7])
+trim_ids(ARGV[7])
+local nxt = head()
+if not nxt and ARGV[8] ~= '' and redis.call('GET', KEYS[9]) == ARGV[8] then
+  redis.call('DEL', KEYS[9])
+end
+return with_attempts(nxt)
+`
+
 // ARGV[6] id, id retention ms, reason, attempt log, dead letter cutoff
 // (13-digit ms), dead letter cap.
 const deliveryDeadLetterLua = deliveryPrelude + `
@@ -289,18 +322,38 @@ redis.call('HSET', KEYS[3], ARGV[6], v)
 return 'ok'
 `
 
+// deliveryClaim claims the lease for the holder ARGV[6] for ARGV[7] ms:
+// true if the holder holds it now.
+const deliveryClaim = `
+local function claim()
+  local v = redis.call('GET', KEYS[9])
+  if not v then
+    redis.call('SET', KEYS[9], ARGV[6], 'PX', ARGV[7])
+  elseif v == ARGV[6] then
+    redis.call('PEXPIRE', KEYS[9], ARGV[7])
+  else
+    return false
+  end
+  redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[7])), ARGV[1])
+  return true
+end
+`
+
 // ARGV[6] holder, ttl ms. Reply: 1 if holder holds the lease now.
-const deliveryClaimLua = deliveryPrelude + `
-local v = redis.call('GET', KEYS[9])
-if not v then
-  redis.call('SET', KEYS[9], ARGV[6], 'PX', ARGV[7])
-elseif v == ARGV[6] then
-  redis.call('PEXPIRE', KEYS[9], ARGV[7])
-else
+const deliveryClaimLua = deliveryPrelude + deliveryClaim + `
+if claim() then
+  return 1
+end
+return 0
+`
+
+// Claim, then the head as deliveryHeadLua reads it. Reply: 0, or
+// {1, head}.
+const deliveryClaimHeadLua = deliveryPrelude + deliveryClaim + deliveryHeadReply + `
+if not claim() then
   return 0
 end
-redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[7])), ARGV[1])
-return 1
+return {1, with_attempts(head())}
 `
 
 // ARGV[6] holder, next ms. Reply: 1 if holder held the lease.
@@ -321,6 +374,7 @@ return 1
 type redisDelivery struct {
 	conn                                                           *redisConn
 	enqueue, ack, dead, disable, redeliver, record, claim, release *redis.Script
+	head, ackHead, claimHead                                       *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -336,6 +390,9 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 		record:    redis.NewScript(deliveryRecordLua),
 		claim:     redis.NewScript(deliveryClaimLua),
 		release:   redis.NewScript(deliveryReleaseLua),
+		head:      redis.NewScript(deliveryHeadLua),
+		ackHead:   redis.NewScript(deliveryAckHeadLua),
+		claimHead: redis.NewScript(deliveryClaimHeadLua),
 	}
 }
 
@@ -536,6 +593,118 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 			return total, nil
 		}
 	}
+}
+
+// Head is Next and Attempts of the head in one round trip, for the
+// delivery workers.
+func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	if err := checkName("endpoint", endpoint); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	k := r.endpointKeys(endpoint)
+	v, err := r.head.Run(ctx, r.conn.client, k.keys, k.args(time.Now())...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Delivery{}, nil, false, r.conn.fail("delivery head", err)
+	}
+	return headReply(k, endpoint, "delivery head", v)
+}
+
+// AckHead is Ack, then Head, in one round trip: a worker that delivered
+// the head learns what comes next. When the queue is empty, holder's lease
+// is given up with it (released), as ReleaseEndpoint would; "" keeps it.
+func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	if len(holder) > MaxNameBytes {
+		return Delivery{}, nil, false, fmt.Errorf("%w: holder is %d bytes, over the limit of %d", ErrInvalidArgument, len(holder), MaxNameBytes)
+	}
+	k := r.endpointKeys(endpoint)
+	v, err := r.ackHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
+	}
+	if s, ok := v.(string); ok {
+		// The ack's own outcome: id was not the head.
+		if s == "nothead" {
+			return Delivery{}, nil, false, fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
+		}
+		if s != "gone" {
+			return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
+		}
+		// Acknowledged before: read the head as it is.
+		d, atts, found, err := r.Head(ctx, endpoint)
+		if err == nil && !found && holder != "" {
+			err = r.ReleaseEndpoint(ctx, endpoint, holder, time.Time{})
+		}
+		return d, atts, found, err
+	}
+	return headReply(k, endpoint, "delivery ack", v)
+}
+
+// ClaimHead is ClaimEndpoint, then Head, in one round trip; the head is
+// read only when holder has the endpoint.
+func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, Delivery{}, nil, false, err
+	}
+	if err := checkClaim(endpoint, holder, ttl); err != nil {
+		return false, Delivery{}, nil, false, err
+	}
+	k := r.endpointKeys(endpoint)
+	v, err := r.claimHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
+	if err != nil {
+		return false, Delivery{}, nil, false, r.conn.fail("delivery claim", err)
+	}
+	if n, ok := v.(int64); ok && n == 0 {
+		return false, Delivery{}, nil, false, nil
+	}
+	reply, ok := v.([]any)
+	if !ok || len(reply) != 2 {
+		return false, Delivery{}, nil, false, fmt.Errorf("store: delivery claim: key %q: unexpected script reply", k.keys[dkQueue])
+	}
+	d, atts, found, err := headReply(k, endpoint, "delivery claim", reply[1])
+	return err == nil, d, atts, found, err
+}
+
+// headReply reads what deliveryHeadReply returns; nil is an empty queue.
+func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt, bool, error) {
+	if v == nil {
+		return Delivery{}, nil, false, nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("store: %s: key %q: %s", op, k.keys[dkQueue], why)
+	}
+	reply, ok := v.([]any)
+	if !ok || len(reply) != 3 {
+		return Delivery{}, nil, false, bad("unexpected script reply")
+	}
+	id, _ := reply[0].(string)
+	fields, _ := reply[1].([]any)
+	if id == "" || len(fields)%2 != 0 {
+		return Delivery{}, nil, false, bad("malformed queue entry")
+	}
+	m := redis.XMessage{ID: id, Values: make(map[string]any, len(fields)/2)}
+	for i := 0; i < len(fields); i += 2 {
+		name, _ := fields[i].(string)
+		m.Values[name] = fields[i+1]
+	}
+	d, err := decodeQueueEntry(endpoint, m)
+	if err != nil {
+		return Delivery{}, nil, false, bad(err.Error())
+	}
+	log, _ := reply[2].(string)
+	atts, err := decodeAttemptLog(log)
+	if err != nil {
+		return Delivery{}, nil, false, bad(err.Error())
+	}
+	return d, atts, true, nil
 }
 
 func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {

@@ -65,12 +65,16 @@ import (
 // agent's slot, which Redis Cluster allows.
 //
 // The index update is a second round trip after the record's compare-and-
-// set. It applies only a revision newer than the one indexed, so updates
-// that arrive out of order cannot regress an index. If it fails, or never
-// runs, the indexes name the record as it was: the record's next Save
-// repairs them, List fetches each record it is about to return and skips
-// index entries whose record is gone or no longer matches, and CountByState
-// counts the stale entry until then. Index entries of expired records are
+// set. Saves that callers make at the same time go out together: their
+// compare-and-sets in one pipeline, then the index updates of those that
+// succeeded in another, one script per agent, so a busy tracker pays two
+// round trips per batch rather than per task. An index update applies only
+// a revision newer than the one indexed, so updates that arrive out of
+// order cannot regress an index. If it fails, or never runs, the indexes
+// name the record as it was: the record's next Save repairs them, List
+// fetches each record it is about to return and skips index entries whose
+// record is gone or no longer matches, and CountByState counts the stale
+// entry until then. Index entries of expired records are
 // pruned by the index scripts, a bounded batch at a time.
 //
 // Leases are one string per name, holding the holder, expiring after the
@@ -157,25 +161,31 @@ end
 return rev
 `
 
-// ARGV base, task, rev, state, open, tenant, score, expiry ms ("0": none).
-// Reply: 1 if indexed, 0 if a newer revision already was.
+// ARGV base, then for each of one or more tasks of the agent: task, rev,
+// state, open, tenant, score, expiry ms ("0": none). An entry whose task
+// has a newer revision indexed already is skipped. Reply: the entries
+// indexed.
 const lifecycleIndexLua = lifecycleIndexPrelude + `
 local now = now_ms()
 prune(now)
-local rev = indexed_rev(ARGV[2])
-if rev and rev >= tonumber(ARGV[3]) then
-  return 0
+local indexed = 0
+for i = 2, #ARGV, 7 do
+  local task, rev, state, open, tenant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local current = indexed_rev(task)
+  if not current or current < tonumber(rev) then
+    unindex(task)
+    for _, k in ipairs(index_keys(state, open, tenant)) do
+      redis.call('ZADD', k, ARGV[i + 5], task)
+    end
+    redis.call('HSET', KEYS[1], task, rev .. '|' .. state .. '|' .. open .. '|' .. tenant)
+    local ttl = tonumber(ARGV[i + 6])
+    if ttl > 0 then
+      redis.call('ZADD', KEYS[2], string.format('%.0f', now + ttl), task)
+    end
+    indexed = indexed + 1
+  end
 end
-unindex(ARGV[2])
-for _, k in ipairs(index_keys(ARGV[4], ARGV[5], ARGV[6])) do
-  redis.call('ZADD', k, ARGV[7], ARGV[2])
-end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3] .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
-local ttl = tonumber(ARGV[8])
-if ttl > 0 then
-  redis.call('ZADD', KEYS[2], string.format('%.0f', now + ttl), ARGV[2])
-end
-return 1
+return indexed
 `
 
 // KEYS[1] record. Reply: {outcome, bound}: "held" (nothing done),
@@ -252,12 +262,14 @@ type redisLifecycle struct {
 	conn                                          *redisConn
 	save, index, del, unindex, count, scan, lease *redis.Script
 	states                                        []string
+	// saves batches the Saves of concurrent callers (the tracker's workers).
+	saves *coalescer[lifecycleSave, lifecycleSaved]
 }
 
 var _ Lifecycle = (*redisLifecycle)(nil)
 
 func newRedisLifecycle(conn *redisConn) *redisLifecycle {
-	return &redisLifecycle{
+	r := &redisLifecycle{
 		conn:    conn,
 		save:    redis.NewScript(lifecycleSaveLua),
 		index:   redis.NewScript(lifecycleIndexLua),
@@ -268,6 +280,8 @@ func newRedisLifecycle(conn *redisConn) *redisLifecycle {
 		lease:   redis.NewScript(leaseLua),
 		states:  lifecycleStates(),
 	}
+	r.saves = newCoalescer(1, r.saveBatch)
+	return r
 }
 
 func (r *redisLifecycle) recordKey(agent, taskID string) string {
@@ -340,17 +354,94 @@ func (r *redisLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.D
 	if stored.LegalHold {
 		ttl = 0
 	}
-	fields, err := encodeLifecycle(&stored)
-	if err != nil {
-		return 0, false, err
-	}
+	fields := encodeLifecycle(&stored)
 	expiry := "0"
 	if ttl > 0 {
 		expiry = millis(ttl)
 	}
-	args := append([]any{strconv.FormatInt(stored.Rev, 10), expiry}, fields...)
-	key := r.recordKey(stored.Agent, stored.TaskID)
-	v, err := r.save.Run(ctx, r.conn.client, []string{key}, args...).Result()
+	open := "0"
+	if openState(stored.State) {
+		open = "1"
+	}
+	res, err := r.saves.do(ctx, lifecycleSave{
+		key:  r.recordKey(stored.Agent, stored.TaskID),
+		args: append([]any{strconv.FormatInt(stored.Rev, 10), expiry}, fields...),
+		base: r.indexBase(stored.Agent),
+		entry: []any{escape(stored.TaskID), "", stored.State, open, escape(stored.Tenant),
+			strconv.FormatFloat(activityScore(stored.LastActivity), 'g', -1, 64), expiry},
+	})
+	if err != nil {
+		return 0, false, r.conn.fail("lifecycle save", err)
+	}
+	return res.rev, res.ok, res.err
+}
+
+// lifecycleSave is one Save waiting for its batch: the record's script call
+// and its index entry, whose revision (entry[1]) the record's save sets.
+type lifecycleSave struct {
+	key   string
+	args  []any
+	base  string
+	entry []any
+}
+
+// lifecycleSaved is what one Save of a batch did, as Save reports it.
+type lifecycleSaved struct {
+	rev int64
+	ok  bool
+	err error
+}
+
+// saveBatch runs the compare-and-sets of a batch of Saves in one pipeline,
+// then the index updates of those that succeeded in another, one script per
+// agent: two round trips for the whole batch.
+func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifecycleSave, lifecycleSaved]) {
+	scripts := make([]scriptCall, len(calls))
+	for i, c := range calls {
+		scripts[i] = scriptCall{keys: []string{c.req.key}, args: c.req.args}
+	}
+	var agents []string
+	entries := map[string][]any{}
+	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
+		c := calls[i]
+		rev, ok, err := r.saved(c.req.key, cmd)
+		c.res = lifecycleSaved{rev: rev, ok: ok, err: err}
+		if !ok {
+			continue
+		}
+		entry := append([]any(nil), c.req.entry...)
+		entry[1] = strconv.FormatInt(rev, 10)
+		if _, seen := entries[c.req.base]; !seen {
+			agents = append(agents, c.req.base)
+		}
+		entries[c.req.base] = append(entries[c.req.base], entry...)
+	}
+	if len(agents) == 0 {
+		return
+	}
+	scripts = scripts[:0]
+	for _, base := range agents {
+		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
+	}
+	failed := map[string]error{}
+	for i, cmd := range evalPipelined(ctx, r.conn.client, r.index, scripts) {
+		if err := cmd.Err(); err != nil {
+			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	for _, c := range calls {
+		if err, ok := failed[c.req.base]; ok && c.res.ok {
+			c.res.err = err
+		}
+	}
+}
+
+// saved reads the reply of one save script.
+func (r *redisLifecycle) saved(key string, cmd *redis.Cmd) (int64, bool, error) {
+	v, err := cmd.Result()
 	if err != nil {
 		return 0, false, r.conn.fail("lifecycle save", err)
 	}
@@ -365,18 +456,6 @@ func (r *redisLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.D
 	}
 	if rev <= 0 || err != nil {
 		return 0, false, fmt.Errorf("store: lifecycle save: key %q: unexpected script reply %v", key, v)
-	}
-
-	base := r.indexBase(stored.Agent)
-	open := "0"
-	if openState(stored.State) {
-		open = "1"
-	}
-	err = r.index.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"},
-		base, escape(stored.TaskID), strconv.FormatInt(rev, 10), stored.State, open, escape(stored.Tenant),
-		strconv.FormatFloat(activityScore(stored.LastActivity), 'g', -1, 64), expiry).Err()
-	if err != nil {
-		return rev, true, r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 	}
 	return rev, true, nil
 }
@@ -607,16 +686,30 @@ type lifecycleTransitionJSON struct {
 	At   time.Time `json:"at"`
 }
 
+// appendHistory writes the hist field as json.Marshal writes a slice of
+// lifecycleTransitionJSON, without its reflection: every record save
+// writes it. State names need no escaping (normalizeLifecycle admits only
+// package a2a's names) and times are in UTC, in a year RFC 3339 can write.
+func appendHistory(b []byte, hist []TaskTransition) []byte {
+	b = append(b, '[')
+	for i, tr := range hist {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"from":"`...)
+		b = append(b, tr.From...)
+		b = append(b, `","to":"`...)
+		b = append(b, tr.To...)
+		b = append(b, `","at":"`...)
+		b = tr.At.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `"}`...)
+	}
+	return append(b, ']')
+}
+
 // encodeLifecycle renders the fields of a normalized record, all but rev.
-func encodeLifecycle(rec *TaskLifecycle) ([]any, error) {
-	hist := make([]lifecycleTransitionJSON, len(rec.History))
-	for i, tr := range rec.History {
-		hist[i] = lifecycleTransitionJSON(tr)
-	}
-	h, err := json.Marshal(hist)
-	if err != nil {
-		return nil, fmt.Errorf("store: lifecycle save: history: %w", err)
-	}
+func encodeLifecycle(rec *TaskLifecycle) []any {
+	h := appendHistory(make([]byte, 0, 16+80*len(rec.History)), rec.History)
 	return []any{
 		"v", lifecycleFormat,
 		"ten", rec.Tenant, "sub", rec.Subject, "ctx", rec.ContextID, "ver", rec.Version, "st", rec.State,
@@ -628,7 +721,7 @@ func encodeLifecycle(rec *TaskLifecycle) ([]any, error) {
 		"end", rec.EndedBy,
 		"esc", flag(rec.Escalated),
 		"hold", flag(rec.LegalHold),
-	}, nil
+	}
 }
 
 func flag(b bool) string {

@@ -34,12 +34,43 @@ const claimAttempts = 3
 type redisOwnership struct {
 	conn *redisConn
 	ttl  time.Duration
+	// claims batches the first attempts of concurrent Claims: every answer
+	// a caller waits for records its task and context, so under load many
+	// are due at once.
+	claims *coalescer[ownershipClaim, ownershipClaimed]
 }
 
 var _ Ownership = (*redisOwnership)(nil)
 
+// claimsInFlight bounds the batches of Claims in flight at once. A Claim
+// goes out at once while fewer are in flight, so batching adds no wait
+// until the store is busy.
+const claimsInFlight = 4
+
+func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
+	r := &redisOwnership{conn: conn, ttl: ttl}
+	r.claims = newCoalescer(claimsInFlight, r.claimBatch)
+	return r
+}
+
+// ownershipClaim is one Claim's first attempt waiting for its batch.
+type ownershipClaim struct {
+	keys  []string
+	value string
+}
+
+// ownershipClaimed is what the attempt found, per key: won, the owner on
+// record (decoded by the caller), or gone (expired between the SET NX and
+// the GET).
+type ownershipClaimed struct {
+	won    []bool
+	values []string
+	err    error
+}
+
 // Claim sends SET NX PX and GET for every ref in one pipeline: one round
-// trip, split per node by go-redis in cluster mode.
+// trip, split per node by go-redis in cluster mode, and shared with the
+// Claims made at the same time.
 func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
 	if err := r.conn.gate.check(); err != nil {
 		return nil, err
@@ -53,11 +84,29 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 	out := make([]Owner, len(refs))
 	keys := r.keys(agent, refs)
 	value := encodeOwner(owner)
-	pending := make([]int, len(refs))
-	for i := range pending {
-		pending[i] = i
+	res, err := r.claims.do(ctx, ownershipClaim{keys: keys, value: value})
+	if err == nil {
+		err = res.err
 	}
-	for attempt := 0; len(pending) > 0; attempt++ {
+	if err != nil {
+		return nil, r.conn.fail("ownership claim", err)
+	}
+	var pending []int
+	for i := range keys {
+		switch {
+		case res.won[i]:
+			out[i] = owner
+		case res.values[i] == "":
+			pending = append(pending, i)
+		default:
+			if out[i], err = decodeOwner(res.values[i]); err != nil {
+				return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
+			}
+		}
+	}
+	// Records that expired between their SET NX and their GET are claimed
+	// again, on their own.
+	for attempt := 1; len(pending) > 0; attempt++ {
 		if attempt == claimAttempts {
 			return nil, fmt.Errorf("store: ownership claim: %d records expired while being read %d times in a row; ownership_ttl %s is too short",
 				len(pending), claimAttempts, r.ttl)
@@ -74,29 +123,65 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 
 		var vanished []int
 		for j, i := range pending {
-			won, err := sets[j].Result()
+			won, v, err := claimed(sets[j], gets[j])
 			if err != nil {
 				return nil, r.conn.fail("ownership claim", err)
 			}
-			if won {
+			switch {
+			case won:
 				out[i] = owner
-				continue
-			}
-			v, err := gets[j].Result()
-			if errors.Is(err, redis.Nil) {
+			case v == "":
 				vanished = append(vanished, i)
-				continue
-			}
-			if err != nil {
-				return nil, r.conn.fail("ownership claim", err)
-			}
-			if out[i], err = decodeOwner(v); err != nil {
-				return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
+			default:
+				if out[i], err = decodeOwner(v); err != nil {
+					return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
+				}
 			}
 		}
 		pending = vanished
 	}
 	return out, nil
+}
+
+// claimBatch sends the SET NX and GET of every key of a batch of Claims in
+// one pipeline.
+func (r *redisOwnership) claimBatch(ctx context.Context, calls []*batchCall[ownershipClaim, ownershipClaimed]) {
+	sets := make([][]*redis.BoolCmd, len(calls))
+	gets := make([][]*redis.StringCmd, len(calls))
+	pipe := r.conn.client.Pipeline()
+	for c, call := range calls {
+		sets[c] = make([]*redis.BoolCmd, len(call.req.keys))
+		gets[c] = make([]*redis.StringCmd, len(call.req.keys))
+		for i, k := range call.req.keys {
+			sets[c][i] = pipe.SetNX(ctx, k, call.req.value, r.ttl)
+			gets[c][i] = pipe.Get(ctx, k)
+		}
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	for c, call := range calls {
+		res := ownershipClaimed{won: make([]bool, len(call.req.keys)), values: make([]string, len(call.req.keys))}
+		for i := range call.req.keys {
+			if res.won[i], res.values[i], res.err = claimed(sets[c][i], gets[c][i]); res.err != nil {
+				break
+			}
+		}
+		call.res = res
+	}
+}
+
+// claimed reads the replies of one key's SET NX and GET: whether the SET
+// NX won, else the value on record ("" if the record expired in between).
+func claimed(set *redis.BoolCmd, get *redis.StringCmd) (bool, string, error) {
+	won, err := set.Result()
+	if err != nil || won {
+		return won, "", err
+	}
+	v, err := get.Result()
+	if errors.Is(err, redis.Nil) {
+		return false, "", nil
+	}
+	return false, v, err
 }
 
 // Lookup sends one GET per ref in one pipeline.
@@ -146,14 +231,51 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 		claimed, err := r.Claim(ctx, agent, claims, owner)
 		return nil, claimed, err
 	}
+	found, claimed, _, err := r.resolve(ctx, agent, lookups, claims, owner, "")
+	return found, claimed, err
+}
+
+var _ RecordResolver = (*redisOwnership)(nil)
+
+// ResolveWithRecord adds the HGETALL of the task's lifecycle record to
+// Resolve's pipeline. A record that cannot be read or decoded is left
+// unread: the guard that wants it reads it again and decides what an
+// unreadable record means.
+func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
+	if err := checkLifecycleTask(agent, taskID); err != nil {
+		return nil, nil, TaskRecord{}, err
+	}
+	recKey := r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
+	found, claimed, cmd, err := r.resolve(ctx, agent, lookups, claims, owner, recKey)
+	if err != nil {
+		return nil, nil, TaskRecord{}, err
+	}
+	var rec TaskRecord
+	if fields, err := cmd.Result(); err == nil {
+		rec.Read = true
+		if len(fields) > 0 {
+			if rec.Lifecycle, err = decodeLifecycle(agent, taskID, fields); err != nil {
+				rec = TaskRecord{}
+			} else {
+				rec.Found = true
+			}
+		}
+	}
+	return found, claimed, rec, nil
+}
+
+// resolve is Resolve's pipeline, with the HGETALL of recKey when it is set.
+func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
 	if err := r.conn.gate.check(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if err := checkOwner(owner); err != nil {
-		return nil, nil, err
+	if len(claims) > 0 {
+		if err := checkOwner(owner); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
 	value := encodeOwner(owner)
@@ -168,13 +290,17 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 		sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
 		cgets[i] = pipe.Get(ctx, k)
 	}
+	var rec *redis.MapStringStringCmd
+	if recKey != "" {
+		rec = pipe.HGetAll(ctx, recKey)
+	}
 	_, _ = pipe.Exec(ctx)
 
 	found := make([]Owner, len(lookups))
 	for i, g := range gets {
 		o, ok, err := r.readOwner(g, lkeys[i], "ownership lookup")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if ok {
 			found[i] = o
@@ -186,7 +312,7 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 	for i := range sets {
 		won, err := sets[i].Result()
 		if err != nil {
-			return nil, nil, r.conn.fail("ownership claim", err)
+			return nil, nil, nil, r.conn.fail("ownership claim", err)
 		}
 		if won {
 			claimed[i] = owner
@@ -194,7 +320,7 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 		}
 		o, ok, err := r.readOwner(cgets[i], ckeys[i], "ownership claim")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
 			vanished, vanishedAt = append(vanished, claims[i]), append(vanishedAt, i)
@@ -205,13 +331,13 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 	if len(vanished) > 0 {
 		again, err := r.Claim(ctx, agent, vanished, owner)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for j, i := range vanishedAt {
 			claimed[i] = again[j]
 		}
 	}
-	return found, claimed, nil
+	return found, claimed, rec, nil
 }
 
 // readOwner decodes a GET reply; ok is false when the key does not exist.

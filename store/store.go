@@ -45,6 +45,14 @@ type Store interface {
 	Lifecycle() Lifecycle
 	// Delivery is the durable queue of push-notification deliveries.
 	Delivery() DeliveryStore
+	// PushConfigs keeps the push configs registered through the gateway.
+	PushConfigs() PushConfigs
+	// EventLog keeps each task's recent events, with default bounds.
+	EventLog() EventLog
+	// Challenges keeps auth-required challenges and their sealed credentials.
+	Challenges() Challenges
+	// PushSources records how each watched task is followed at its agent.
+	PushSources() PushSources
 }
 
 // gate makes every operation of a store fail once it is closed.

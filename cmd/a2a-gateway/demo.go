@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -67,6 +68,9 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	if err := os.Setenv(demoOpsTokenEnv, opsToken); err != nil {
 		return err
 	}
+	if err := os.Setenv(demoAuthFlowKeyEnv, newDemoKey()); err != nil {
+		return err
+	}
 	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json")
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
@@ -87,8 +91,20 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 // demoOpsTokenEnv holds the demo's ops API token, made up at start-up.
 const demoOpsTokenEnv = "A2AGW_DEMO_OPS_TOKEN"
 
-// demoConfig is the configuration the demo runs with: one agent, the
-// embedded store, and the development issuer.
+// demoAuthFlowKeyEnv holds the key that seals credentials handed over for
+// the demo's "calendar" agent, made up at start-up.
+const demoAuthFlowKeyEnv = "A2AGW_DEMO_AUTHFLOW_KEY"
+
+// newDemoKey is a random credential encryption key, base64.
+func newDemoKey() string {
+	key := make([]byte, config.AuthFlowKeyBytes)
+	_, _ = rand.Read(key)
+	return base64.StdEncoding.EncodeToString(key)
+}
+
+// demoConfig is the configuration the demo runs with: the demo agent (also
+// mounted as "calendar", which needs a credential), the embedded store,
+// and the development issuer.
 func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
 	cfg := &config.Config{
 		Listen:      listen,
@@ -102,7 +118,13 @@ func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
 			KeyFiles:   []string{jwksPath},
 		}}},
 		Lifecycle: config.LifecycleOptions{OpsTokenEnv: demoOpsTokenEnv},
-		Agents:    []config.Agent{{Name: "demo", URL: agentURL}},
+		AuthFlows: config.AuthFlowOptions{Keys: []config.AuthFlowKey{{ID: "demo", KeyEnv: demoAuthFlowKeyEnv}}},
+		Agents: []config.Agent{
+			{Name: "demo", URL: agentURL},
+			// The same agent below its secure path, where every task needs a
+			// credential: the auth-required flow with a direct hand-off.
+			{Name: "calendar", URL: agentURL + demoagent.SecurePath, AuthFlow: &config.AgentAuthFlow{}},
+		},
 	}
 	cfg.ApplyDefaults()
 	return cfg
@@ -140,5 +162,9 @@ The ops view (task lifecycles, counts by state) on the admin listener:
 
   curl -s 'http://%[2]s/ops/tasks?agent=demo' -H 'Authorization: Bearer %[5]s'
 
-`, base, cfg.AdminListen, token, keyPath, opsToken)
+An agent that asks for a credential before every task (walk-through: README, "Auth-required flows"):
+
+  %[6]s/
+
+`, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar")
 }

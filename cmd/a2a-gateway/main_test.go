@@ -24,6 +24,7 @@ func TestDemoConfigAndToken(t *testing.T) {
 		t.Fatalf("not a JWT: %q", out.String())
 	}
 	t.Setenv(demoOpsTokenEnv, "0123456789abcdef0123")
+	t.Setenv(demoAuthFlowKeyEnv, newDemoKey())
 	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", key+".jwks.json")
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("demo configuration: %v", err)

@@ -7,7 +7,6 @@ package goclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -38,12 +37,9 @@ type Config struct {
 // Outcome is one case's result as the runner saw it.
 type Outcome struct {
 	Case   report.Case
-	Status report.Status // Pass, Fail or Pending
+	Status report.Status // Pass or Fail
 	Detail string
 }
-
-// errPending marks a case whose behaviour does not exist yet.
-var errPending = errors.New("pending")
 
 // env is what the cases use.
 type env struct {
@@ -83,14 +79,10 @@ func runCase(ctx context.Context, timeout time.Duration, c report.Case, e *env) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	detail, err := run(ctx, e)
-	switch {
-	case err == nil:
-		return Outcome{Case: c, Status: report.Pass, Detail: detail}
-	case errors.Is(err, errPending):
-		return Outcome{Case: c, Status: report.Pending, Detail: strings.TrimSuffix(err.Error(), ": "+errPending.Error())}
-	default:
+	if err != nil {
 		return Outcome{Case: c, Status: report.Fail, Detail: err.Error()}
 	}
+	return Outcome{Case: c, Status: report.Pass, Detail: detail}
 }
 
 func setup(ctx context.Context, cfg Config) (*env, string, error) {

@@ -1,7 +1,8 @@
 // Command a2abench measures the gateway against a bare upstream,
 // net/http/httputil's ReverseProxy and nginx; what JWT authentication,
 // ownership checks in Redis and dedupe cost it, in time, Redis round trips
-// and JWKS fetches; and the memory each idle SSE stream costs it. Run from
+// and JWKS fetches; the memory each idle SSE stream costs it; and how fast
+// its push relay turns streamed events into webhook deliveries. Run from
 // the module:
 //
 //	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-json out.json]
@@ -55,6 +56,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Rounds, "rounds", 5, "split the measured time into this many windows, alternating between targets")
 	fs.IntVar(&o.Streams, "streams", 5000, "idle SSE streams for the memory measurement (0 skips it)")
 	fs.IntVar(&o.WarmupStreams, "warmup-streams", 16, "streams opened before the baseline memory sample")
+	fs.IntVar(&o.PushTasks, "push-tasks", 480, "tasks the push-relay run streams, each with a push config (0 skips it)")
+	fs.IntVar(&o.PushEvents, "push-events", 100, "events each push-relay task streams")
+	fs.IntVar(&o.PushClients, "push-clients", 24, "push-relay tasks streamed at a time")
+	fs.DurationVar(&o.PushInterval, "push-interval", 10*time.Millisecond, "time between two events of a push-relay task (negative: back to back)")
+	fs.BoolVar(&o.PushOnly, "push-only", false, "run the push-relay measurement alone")
 	fs.StringVar(&o.GatewayBin, "gateway-bin", "", "prebuilt a2a-gateway binary (by default the harness builds one)")
 	fs.StringVar(&o.Nginx, "nginx", "", `nginx binary (by default looked up on PATH; "off" skips nginx)`)
 	fs.StringVar(&o.RedisServer, "redis-server", "", `redis-server binary for the gw-jwt-redis rows (by default looked up on PATH; "off" skips them)`)
@@ -84,18 +90,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.Streams == 0 {
 		o.Streams = -1
 	}
+	if o.PushTasks == 0 {
+		o.PushTasks = -1
+	}
 	o.Progress = stderr
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	// A failed run may still have a report: what it measured before it
+	// failed (a push-relay run that lost notifications) is shown.
 	rep, err := bench.Run(ctx, o)
-	if err != nil {
+	if rep == nil {
 		return err
 	}
-	if err := rep.WriteTable(stdout); err != nil {
-		return err
+	if werr := rep.WriteTable(stdout); werr != nil {
+		return werr
 	}
 	if *jsonOut != "" {
-		return rep.WriteJSON(*jsonOut)
+		if werr := rep.WriteJSON(*jsonOut); werr != nil {
+			return werr
+		}
 	}
-	return nil
+	return err
 }

@@ -19,8 +19,6 @@ const (
 	// ExpectedFailure: the case fails because of a known quirk of the SDK
 	// version under test, recorded with its reason.
 	ExpectedFailure Status = "xfail"
-	// Pending: the gateway feature the case checks is not built yet.
-	Pending Status = "pending"
 	// NotApplicable: the pair's protocol version has no such operation.
 	NotApplicable Status = "n/a"
 )
@@ -114,14 +112,14 @@ type Result struct {
 	Status Status
 	// Detail is what the runner saw.
 	Detail string
-	// Reason explains an expected failure or a pending case, and for a
-	// failure caused by a stale mark, what to change.
+	// Reason explains an expected failure, and for a failure caused by a
+	// stale mark, what to change.
 	Reason string
 }
 
 // Mark records why a case is allowed not to pass for some pairs.
 type Mark struct {
-	// Status is ExpectedFailure or Pending.
+	// Status is ExpectedFailure.
 	Status Status
 	// Reason is shown in the table's notes.
 	Reason string
@@ -153,10 +151,10 @@ func Lookup(rules []Rule, p Pair, c Case) (Mark, bool) {
 	return Mark{}, false
 }
 
-// Classify turns a runner's raw outcome into the case's status. A mark
-// covers only the outcome it names: a marked case that passes fails the
-// suite (the mark is stale and must go), and so does a pending case whose
-// check failed outright or a case pending without a mark.
+// Classify turns a runner's raw outcome (Pass or Fail) into the case's
+// status. A mark covers only the failure it names: a marked case that
+// passes fails the suite (the mark is stale and must go), and so does a
+// marked case failing in another way.
 func Classify(p Pair, c Case, raw Status, detail string, rules []Rule) Result {
 	r := Result{Pair: p, Case: c, Detail: detail}
 	mark, marked := Lookup(rules, p, c)
@@ -172,12 +170,6 @@ func Classify(p Pair, c Case, raw Status, detail string, rules []Rule) Result {
 	case raw == Fail && marked && mark.Status == ExpectedFailure:
 		r.Status = Fail
 		r.Reason = fmt.Sprintf("expected to fail with %q (%s), failed otherwise", mark.Match, mark.Reason)
-	case raw == Pending && marked && mark.Status == Pending:
-		r.Status = Pending
-		r.Reason = mark.Reason
-	case raw == Pending:
-		r.Status = Fail
-		r.Reason = "reported pending, but no pending mark covers this case"
 	default:
 		r.Status = Fail
 	}

@@ -15,7 +15,7 @@ var (
 
 var testRules = []Rule{
 	{Agent: "a2a-go", Case: PushConfig, Mark: Mark{Status: ExpectedFailure, Reason: "empty delete answer", Match: "delete: "}},
-	{Case: PushRelay, Mark: Mark{Status: Pending, Reason: "relay not built"}},
+	{Agent: "a2a-go", Case: PushRelay, Mark: Mark{Status: ExpectedFailure, Reason: "sender quirk", Match: "webhook: "}},
 	{Client: "@a2a-js/sdk", Protocol: "1.0", Case: Stream, Mark: Mark{Status: ExpectedFailure, Reason: "quirk"}},
 }
 
@@ -37,11 +37,8 @@ func TestClassify(t *testing.T) {
 		{"mark without Match covers any failure", pairJS, Stream, Fail, "anything", ExpectedFailure, "quirk"},
 		{"mark scoped to another agent", pairJS, PushConfig, Fail, "delete: EOF", Fail, ""},
 		{"mark scoped to another protocol", pairGo, Stream, Fail, "x", Fail, ""},
-		{"pending with a pending mark", pairJS, PushRelay, Pending, "direct", Pending, "relay not built"},
-		{"pending without a mark", pairJS, Send, Pending, "direct", Fail, "no pending mark"},
-		{"pending case failing outright", pairJS, PushRelay, Fail, "no delivery", Fail, ""},
-		{"pending case that passes", pairJS, PushRelay, Pass, "relayed", Fail, "remove the mark"},
-		{"pending reported under an expected-failure mark", pairGo, PushConfig, Pending, "x", Fail, "no pending mark"},
+		{"another mark of the same pair", pairGo, PushRelay, Fail, "webhook: none", ExpectedFailure, "sender quirk"},
+		{"an outcome that is neither pass nor fail", pairGo, Send, Status("pending"), "x", Fail, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,8 +95,8 @@ func sampleRun(t *testing.T) ([]Pair, []Result) {
 			switch {
 			case !p.Applies(c):
 				results = append(results, Result{Pair: p, Case: c, Status: NotApplicable})
-			case c == PushRelay:
-				results = append(results, Classify(p, c, Pending, "direct", runRules))
+			case p == pairGo && c == PushRelay:
+				results = append(results, Classify(p, c, Fail, "webhook: none", runRules))
 			case p == pairGo && c == PushConfig:
 				results = append(results, Classify(p, c, Fail, "delete: EOF", runRules))
 			case p == pairGo && c == Dedupe:
@@ -121,10 +118,10 @@ func TestMarkdown(t *testing.T) {
 	text := string(out)
 	wants := []struct{ what, want string }{
 		{"the header", Header},
-		{"the 1.0 summary row", "| @a2a-js/sdk | 1.3.0 | @a2a-js/sdk | 1.3.0 | JSON-RPC | 1.0 | 11/12 | push relay (pending) |"},
-		{"the 0.3 summary row", "| a2a-go | v0.3.3 | a2a-go | v0.3.3 | JSON-RPC | 0.3 | 8/11 | push config (xfail), push relay (pending), dedupe (fail) |"},
-		{"the 0.3 matrix row", "| a2a-go | a2a-go | JSON-RPC | 0.3 | ✓ | ✓ | ✓ | ✓ | — | ✓ | ✓ | ✓ | xfail (2) | pending (1) | ✓ | ✗ |"},
-		{"one note per reason", "1. pending: relay not built\n2. xfail: empty delete answer\n"},
+		{"the 1.0 summary row", "| @a2a-js/sdk | 1.3.0 | @a2a-js/sdk | 1.3.0 | JSON-RPC | 1.0 | 12/12 | — |"},
+		{"the 0.3 summary row", "| a2a-go | v0.3.3 | a2a-go | v0.3.3 | JSON-RPC | 0.3 | 8/11 | push config (xfail), push relay (xfail), dedupe (fail) |"},
+		{"the 0.3 matrix row", "| a2a-go | a2a-go | JSON-RPC | 0.3 | ✓ | ✓ | ✓ | ✓ | — | ✓ | ✓ | ✓ | xfail (1) | xfail (2) | ✓ | ✗ |"},
+		{"one note per reason", "1. xfail: empty delete answer\n2. xfail: sender quirk\n"},
 		{"the failure with its pipe escaped", "- a2a-go v0.3.3 -> a2a-go v0.3.3, JSON-RPC, A2A 0.3, dedupe: two tasks \\| one message\n"},
 	}
 	for _, w := range wants {

@@ -1,6 +1,7 @@
 // Package webhook is the push-notification receiver of the interop suite: a
 // consumer's webhook that records what reaches it, so that a case can check
-// which notifications arrived for a task and with which token.
+// which notifications arrived for a task, in which order, with which token,
+// and whether the gateway's signature verified.
 package webhook
 
 import (
@@ -9,8 +10,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
-
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"time"
 )
 
 // Bounds keep a misbehaving sender from growing the receiver without limit.
@@ -29,11 +29,22 @@ type Delivery struct {
 	TaskID string `json:"taskId"`
 	State  string `json:"state"`
 	// Kind is the body's event kind (task, status_update, ...).
-	Kind        string `json:"kind"`
+	Kind string `json:"kind"`
+	// Event names the notification as the cases name stream events (see
+	// describe).
+	Event       string `json:"event"`
 	ContentType string `json:"contentType"`
 	// Token is the X-A2A-Notification-Token header, which a consumer checks
 	// against the token it configured.
 	Token string `json:"token"`
+	// ID is the notification id (the JWT's jti): the same on every retry
+	// of one notification.
+	ID string `json:"id"`
+	// Verified reports that the notification's JWT verified against the
+	// gateway's published keys and its claims match the request;
+	// SignatureError says why it did not.
+	Verified       bool   `json:"verified"`
+	SignatureError string `json:"signatureError,omitempty"`
 	// Error says why the body could not be read as an A2A event.
 	Error string `json:"error,omitempty"`
 }
@@ -45,6 +56,8 @@ type Receiver struct {
 	mu    sync.Mutex
 	hooks map[string][]Delivery
 	order []string // hook ids, oldest first, for eviction
+	// trust checks signatures; nil until Trust is called.
+	trust *verifier
 }
 
 // New returns an empty receiver.
@@ -53,6 +66,16 @@ func New() *Receiver {
 	r.mux.HandleFunc("POST /hooks/{id}", r.receive)
 	r.mux.HandleFunc("GET /deliveries/{id}", r.list)
 	return r
+}
+
+// Trust has the receiver verify every notification's JWT against the keys
+// published at jwksURL, issued by issuer; until it is called, every
+// notification is refused as unverifiable.
+func (r *Receiver) Trust(jwksURL, issuer string) {
+	v := newVerifier(jwksURL, issuer)
+	r.mu.Lock()
+	r.trust = v
+	r.mu.Unlock()
 }
 
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) { r.mux.ServeHTTP(w, req) }
@@ -78,28 +101,40 @@ func (r *Receiver) receive(w http.ResponseWriter, req *http.Request) {
 	d := Parse(body)
 	d.ContentType = req.Header.Get("Content-Type")
 	d.Token = req.Header.Get(notificationToken)
-	r.record(id, d)
-	if d.Error != "" {
-		http.Error(w, d.Error, http.StatusBadRequest)
-		return
+	if d.Error == "" {
+		r.verify(req, body, &d)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	r.record(id, d)
+	switch {
+	case d.Error != "":
+		http.Error(w, d.Error, http.StatusBadRequest)
+	case !d.Verified:
+		http.Error(w, d.SignatureError, http.StatusUnauthorized)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
-// Parse reads a notification body in any dialect the gateway understands.
-func Parse(body []byte) Delivery {
-	ev, err := a2a.ParseResult(body)
+// verify checks the notification's JWT; its audience is the URL the
+// request was sent to.
+func (r *Receiver) verify(req *http.Request, body []byte, d *Delivery) {
+	r.mu.Lock()
+	v := r.trust
+	r.mu.Unlock()
+	if v == nil {
+		d.SignatureError = "the receiver does not know the gateway's keys yet"
+		return
+	}
+	raw, err := notificationJWT(req.Header)
+	if err == nil {
+		audience := "http://" + req.Host + req.URL.RequestURI()
+		d.ID, err = v.verify(req.Context(), raw, body, audience, d.TaskID, time.Now())
+	}
 	if err != nil {
-		return Delivery{Error: "not an A2A event: " + err.Error()}
+		d.SignatureError = err.Error()
+		return
 	}
-	if ev.TaskID == "" {
-		return Delivery{Kind: ev.Kind.String(), Error: "the notification names no task"}
-	}
-	d := Delivery{TaskID: ev.TaskID, Kind: ev.Kind.String()}
-	if ev.Kind == a2a.EventTask || ev.Kind == a2a.EventStatusUpdate {
-		d.State = ev.State.String()
-	}
-	return d
+	d.Verified = true
 }
 
 func (r *Receiver) record(id string, d Delivery) {

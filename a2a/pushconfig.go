@@ -1,0 +1,259 @@
+package a2a
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// PushConfig is a push-notification config as a client gives it, in any
+// version: 1.0 TaskPushNotificationConfig (flat, authentication.scheme) or
+// 0.3 PushNotificationConfig (authentication.schemes).
+type PushConfig struct {
+	ID, URL, Token, Scheme, Credentials string
+}
+
+type pushConfigWire struct {
+	ID             string `json:"id"`
+	URL            string `json:"url"`
+	Token          string `json:"token"`
+	Authentication *struct {
+		Scheme      string   `json:"scheme"`
+		Schemes     []string `json:"schemes"`
+		Credentials string   `json:"credentials"`
+	} `json:"authentication"`
+}
+
+// ParsePushConfig reads a config: raw is Operation.PushConfig, the body of
+// a create or the config given inline with a send. 0.3 names one scheme
+// or several; the first is the one used.
+func ParsePushConfig(raw []byte) (PushConfig, *Error) {
+	var w pushConfigWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return PushConfig{}, ErrInvalidParams.WithMessage("the push notification config could not be read: it must be an object with a string url")
+	}
+	c := PushConfig{ID: w.ID, URL: w.URL, Token: w.Token}
+	if a := w.Authentication; a != nil {
+		c.Scheme, c.Credentials = a.Scheme, a.Credentials
+		if c.Scheme == "" && len(a.Schemes) > 0 {
+			c.Scheme = a.Schemes[0]
+		}
+	}
+	if c.URL == "" {
+		return PushConfig{}, ErrInvalidParams.WithMessage("the push notification config needs a url")
+	}
+	return c, nil
+}
+
+// PushConfigResult renders a stored config as version v and binding b
+// answer a push-config create or get: 1.0 the flat
+// TaskPushNotificationConfig; 0.3 {taskId, pushNotificationConfig} over
+// JSON-RPC and the protobuf {name, pushNotificationConfig} over HTTP+JSON.
+func PushConfigResult(v Version, b Binding, taskID string, c PushConfig) map[string]any {
+	if v == V10 {
+		out := map[string]any{"id": c.ID, "taskId": taskID, "url": c.URL}
+		if c.Token != "" {
+			out["token"] = c.Token
+		}
+		if c.Scheme != "" {
+			auth := map[string]any{"scheme": c.Scheme}
+			if c.Credentials != "" {
+				auth["credentials"] = c.Credentials
+			}
+			out["authentication"] = auth
+		}
+		return out
+	}
+	inner := map[string]any{"id": c.ID, "url": c.URL}
+	if c.Token != "" {
+		inner["token"] = c.Token
+	}
+	if c.Scheme != "" {
+		auth := map[string]any{"schemes": []string{c.Scheme}}
+		if c.Credentials != "" {
+			auth["credentials"] = c.Credentials
+		}
+		inner["authentication"] = auth
+	}
+	if b == BindingREST {
+		return map[string]any{"name": "tasks/" + taskID + "/pushNotificationConfigs/" + c.ID, "pushNotificationConfig": inner}
+	}
+	return map[string]any{"taskId": taskID, "pushNotificationConfig": inner}
+}
+
+// PushConfigList renders the answer to a push-config list: 1.0 (and 0.3
+// protobuf JSON) {configs, nextPageToken}, 0.3 JSON-RPC a bare array.
+func PushConfigList(v Version, b Binding, taskID string, cs []PushConfig) any {
+	list := make([]any, len(cs))
+	for i, c := range cs {
+		list[i] = PushConfigResult(v, b, taskID, c)
+	}
+	if v == V10 || b == BindingREST {
+		return map[string]any{"configs": list, "nextPageToken": ""}
+	}
+	return list
+}
+
+// PushConfigDeleted is the JSON-RPC result of a push-config delete: 1.0
+// an empty object (google.protobuf.Empty), 0.3 null. Over HTTP+JSON a
+// delete answers 204 without a body.
+func PushConfigDeleted(v Version) json.RawMessage {
+	if v == V10 {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage("null")
+}
+
+// The members that carry a config inline with a send.
+var inlineConfigKeys = members("pushNotificationConfig", "taskPushNotificationConfig")
+
+// StripPushConfig removes the push config given inline with a send from
+// body (params.configuration over JSON-RPC, configuration over HTTP+JSON);
+// every other byte stays as it was. body must have been classified (the
+// members it reads are unambiguous); a body without one is returned as is.
+func StripPushConfig(body []byte, b Binding) ([]byte, error) {
+	path := []string{"params", "configuration"}
+	if b == BindingREST {
+		path = path[1:]
+	}
+	start, end := 0, len(body)
+	for _, name := range path {
+		s, e, ok := memberValue(body[start:end], members(name)[0])
+		if !ok {
+			return body, nil
+		}
+		start, end = start+s, start+e
+	}
+	obj := body[start:end]
+	for _, k := range inlineConfigKeys {
+		cs, ce, ok := memberCut(obj, k)
+		if !ok {
+			continue
+		}
+		out := make([]byte, 0, len(body)-(ce-cs))
+		out = append(out, body[:start+cs]...)
+		return append(out, body[start+ce:]...), nil
+	}
+	return body, nil
+}
+
+// memberSpan is where one member of an object lies: its key's opening
+// quote and the end of its value.
+type memberSpan struct{ key, valStart, valEnd int }
+
+// spans lists the members of the object b with their positions.
+func spans(b []byte) ([]memberSpan, []string, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, nil, errNotObject
+	}
+	i = skipSpace(b, i+1)
+	var out []memberSpan
+	var names []string
+	if i < len(b) && b[i] == '}' {
+		return nil, nil, nil
+	}
+	for i < len(b) {
+		keyEnd := stringEnd(b, i)
+		if keyEnd < 0 {
+			return nil, nil, errNotObject
+		}
+		name, err := memberName(b[i+1 : keyEnd-1])
+		if err != nil {
+			return nil, nil, err
+		}
+		j := skipSpace(b, keyEnd)
+		if j >= len(b) || b[j] != ':' {
+			return nil, nil, errNotObject
+		}
+		j = skipSpace(b, j+1)
+		valEnd := valueEnd(b, j)
+		if valEnd < 0 {
+			return nil, nil, errNotObject
+		}
+		out = append(out, memberSpan{key: i, valStart: j, valEnd: valEnd})
+		names = append(names, name)
+		i = skipSpace(b, valEnd)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return out, names, nil
+		}
+		return nil, nil, errNotObject
+	}
+	return nil, nil, errNotObject
+}
+
+func findMember(b []byte, m member) ([]memberSpan, int) {
+	sp, names, err := spans(b)
+	if err != nil {
+		return nil, -1
+	}
+	for i, n := range names {
+		if n == m.name || n == m.alias {
+			return sp, i
+		}
+	}
+	return sp, -1
+}
+
+// memberValue returns where the value of member m lies in the object b.
+func memberValue(b []byte, m member) (start, end int, ok bool) {
+	sp, i := findMember(b, m)
+	if i < 0 {
+		return 0, 0, false
+	}
+	return sp[i].valStart, sp[i].valEnd, true
+}
+
+// memberCut returns the bytes to cut to remove member m from the object b,
+// with one separating comma: up to the next member, or, for the last one,
+// from the end of the previous member's value.
+func memberCut(b []byte, m member) (start, end int, ok bool) {
+	sp, i := findMember(b, m)
+	switch {
+	case i < 0:
+		return 0, 0, false
+	case i+1 < len(sp):
+		return sp[i].key, sp[i+1].key, true
+	case i > 0:
+		return sp[i-1].valEnd, sp[i].valEnd, true
+	}
+	return sp[i].key, sp[i].valEnd, true
+}
+
+// CheckPushConfigText refuses config values that would corrupt the
+// headers of a notification: control characters, and a scheme that is not
+// an HTTP authentication scheme token.
+func CheckPushConfigText(c PushConfig) *Error {
+	for _, f := range []struct{ name, v string }{{"id", c.ID}, {"token", c.Token}, {"authentication credentials", c.Credentials}} {
+		if strings.ContainsFunc(f.v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			return ErrInvalidParams.WithMessage(fmt.Sprintf("the push notification config's %s holds a control character", f.name))
+		}
+	}
+	if c.Scheme != "" && !isToken(c.Scheme) {
+		return ErrInvalidParams.WithMessage("the push notification config's authentication scheme is not an HTTP authentication scheme")
+	}
+	if c.Credentials != "" && c.Scheme == "" {
+		return ErrInvalidParams.WithMessage("the push notification config's authentication has credentials but no scheme")
+	}
+	if c.Credentials == "" && c.Scheme != "" && !strings.EqualFold(c.Scheme, "Bearer") {
+		// "Bearer" alone asks for the sender's own token (the gateway's JWT);
+		// any other scheme needs credentials to send.
+		return ErrInvalidParams.WithMessage("the push notification config's authentication scheme " + quoteClip(c.Scheme) + " has no credentials")
+	}
+	return nil
+}
+
+// isToken accepts an RFC 9110 token.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,225 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// This file reconciles a task as the agent shows it (a resubscription's
+// opening Task, a GetTask answer, a 0.3 agent's push of the full Task) with
+// what the task's event log holds, so that content the log missed (events
+// sent while no replica was subscribed, or while the stream was down) is
+// published after all:
+//
+//   - each artifact the log has not seen, or has seen with other content,
+//     is published as an artifact update carrying the whole artifact;
+//   - a status other than the logged one is published as a status update,
+//     after the artifacts, so a terminal state comes last.
+//
+// Status updates the agent emitted during the gap are collapsed into the
+// current one: an agent that cannot replay shows only where the task is
+// now, so consumers see its current status, never a state the gateway made
+// up. A task the log holds nothing of is published as it is, as a Task.
+
+// taskView is what the event log holds of one task, folded into one 1.0
+// Task snapshot: the log read up to lastID.
+type taskView struct {
+	mu     sync.Mutex
+	lastID string
+	// snap is the folded snapshot; nil while the log is empty.
+	snap []byte
+	// pushed is when the agent last pushed a notification natively.
+	pushed time.Time
+}
+
+// maxViews bounds the task views a replica keeps; a view dropped to make
+// room is read from the log again when needed.
+const maxViews = 10000
+
+// views holds a taskView per task; its mutex serialises the publishing of
+// one task's events within this replica.
+type views struct {
+	mu sync.Mutex
+	m  map[store.TaskRef]*taskView
+}
+
+func newViews() *views { return &views{m: map[store.TaskRef]*taskView{}} }
+
+// lock returns the task's view, locked; the caller unlocks it.
+func (vs *views) lock(ref store.TaskRef) *taskView {
+	vs.mu.Lock()
+	tv, ok := vs.m[ref]
+	if !ok {
+		if len(vs.m) >= maxViews {
+			for k := range vs.m { // an arbitrary victim: a miss costs one log read
+				delete(vs.m, k)
+				break
+			}
+		}
+		tv = &taskView{}
+		vs.m[ref] = tv
+	}
+	vs.mu.Unlock()
+	tv.mu.Lock()
+	return tv
+}
+
+// drop forgets a task whose notifications are over.
+func (vs *views) drop(ref store.TaskRef) {
+	vs.mu.Lock()
+	delete(vs.m, ref)
+	vs.mu.Unlock()
+}
+
+// refresh folds the events logged since the view was last read; a view
+// whose last event fell out of the log is read again from the start.
+func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) error {
+	for {
+		events, found, err := r.Replay(ctx, ref.Agent, ref.TaskID, tv.lastID, store.MaxEventLogReadLimit)
+		if err != nil {
+			return fmt.Errorf("read the event log: %w", err)
+		}
+		if !found && tv.lastID != "" {
+			tv.lastID, tv.snap = "", nil
+			continue
+		}
+		for _, le := range events {
+			ev, err := loggedEvent(ref, le.Payload)
+			if err == nil {
+				tv.snap, err = foldEvent(tv.snap, ev)
+			}
+			if err != nil {
+				return fmt.Errorf("fold logged event %s: %w", le.ID, err)
+			}
+			tv.lastID = le.ID
+		}
+		if len(events) < store.MaxEventLogReadLimit {
+			return nil
+		}
+	}
+}
+
+// loggedEvent reads a logged payload back into an Event.
+func loggedEvent(ref store.TaskRef, payload []byte) (Event, error) {
+	ev, err := a2a.ParseResult(payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{
+		Agent: ref.Agent, TaskID: ref.TaskID, ContextID: ev.ContextID,
+		Version: payloadVersion(payload), Kind: ev.Kind, State: ev.State, Payload: payload,
+	}, nil
+}
+
+// payloadVersion tells a result object's version by its shape: 0.3 objects
+// carry their kind, 1.0 StreamResponses a member naming it.
+func payloadVersion(payload []byte) a2a.Version {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(payload, &top) == nil {
+		if _, ok := top["kind"]; ok {
+			return a2a.V03
+		}
+	}
+	return a2a.V10
+}
+
+// update is one event that brings the log up to the agent's task.
+type update struct {
+	kind    a2a.EventKind
+	state   a2a.State
+	payload []byte
+}
+
+// missed lists the events that bring the log, as snap folds it (nil: an
+// empty log), up to the agent's task, the payload of a Task of version v;
+// every event is rendered in v.
+func missed(snap, task []byte, v a2a.Version) ([]update, error) {
+	cur, err := a2a.EventObject(task, v, a2a.EventTask)
+	if err != nil {
+		return nil, fmt.Errorf("read the agent's task: %w", err)
+	}
+	state := stateOfStatus(cur["status"])
+	if snap == nil {
+		return []update{{kind: a2a.EventTask, state: state, payload: task}}, nil
+	}
+	var logged map[string]any
+	if err := decodeNumbers(snap, &logged); err != nil {
+		return nil, fmt.Errorf("read the task snapshot: %w", err)
+	}
+	taskID, contextID := cur["id"], cur["contextId"]
+	var out []update
+	seen := artifactsByID(logged["artifacts"])
+	arts, _ := cur["artifacts"].([]any)
+	for _, a := range arts {
+		art, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		if old, ok := seen[fmt.Sprint(art["artifactId"])]; ok && sameJSON(old, art) {
+			continue
+		}
+		p, err := renderEvent(v, a2a.EventArtifactUpdate, map[string]any{
+			"taskId": taskID, "contextId": contextID, "artifact": art, "append": false, "lastChunk": true,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, update{kind: a2a.EventArtifactUpdate, payload: p})
+	}
+	if st, ok := cur["status"]; ok && !sameJSON(logged["status"], st) {
+		p, err := renderEvent(v, a2a.EventStatusUpdate, map[string]any{"taskId": taskID, "contextId": contextID, "status": st})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, update{kind: a2a.EventStatusUpdate, state: state, payload: p})
+	}
+	return out, nil
+}
+
+// renderEvent renders a 1.0 event object of kind as a result of version v.
+func renderEvent(v a2a.Version, kind a2a.EventKind, obj map[string]any) ([]byte, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return a2a.ConvertEvent(raw, a2a.V10, kind, v)
+}
+
+// artifactsByID indexes a snapshot's artifacts by artifactId.
+func artifactsByID(list any) map[string]any {
+	arts, _ := list.([]any)
+	out := make(map[string]any, len(arts))
+	for _, a := range arts {
+		if art, ok := a.(map[string]any); ok && art["artifactId"] != nil {
+			out[fmt.Sprint(art["artifactId"])] = art
+		}
+	}
+	return out
+}
+
+// sameJSON compares two decoded JSON values; maps encode with sorted keys,
+// so equal values encode alike whatever the member order they came in.
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func stateOfStatus(status any) a2a.State {
+	s, _ := status.(map[string]any)
+	name, _ := s["state"].(string)
+	return a2a.ParseState(name)
+}
+
+func decodeNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

@@ -1,0 +1,273 @@
+package push
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// Event is one event of a task, from whichever source saw it: the client's
+// own stream or answer, an upstream subscription, a native push, or the
+// gateway itself (an orphan or escalation notice).
+type Event struct {
+	Agent, TaskID, ContextID string
+	// Version is the protocol version of Payload: the agent's.
+	Version a2a.Version
+	// Kind is a2a.EventTask, a2a.EventStatusUpdate or a2a.EventArtifactUpdate.
+	Kind a2a.EventKind
+	// State is set for tasks and status updates.
+	State a2a.State
+	// Payload is the unwrapped result object: no JSON-RPC envelope, no SSE
+	// framing.
+	Payload []byte
+	// At is when the event happened; zero means now.
+	At time.Time
+}
+
+// Published says what Publish did with an event.
+type Published struct {
+	// Seq is the event's place in the task's event log, ID its EventID.
+	Seq int64
+	ID  string
+	// Duplicate is set when the event was logged already (another source
+	// saw it first); its notifications are enqueued again, which the queue
+	// ignores for those already there.
+	Duplicate bool
+	// Terminal is set when the event ends the task.
+	Terminal bool
+}
+
+// Enqueuer writes a notification to the durable queue; *Deliverer is one.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, n store.Delivery) error
+}
+
+// RelayOptions assemble a Relay.
+type RelayOptions struct {
+	Configs store.PushConfigs
+	// Events is the event log, with the bounds the configuration sets.
+	Events store.EventLog
+	Queue  Enqueuer
+	// Policies names the URL policy each tenant's webhooks are delivered
+	// under, for the endpoint names; nil: the default policy for everyone.
+	Policies *Policies
+	// WebhookSecret returns the Standard Webhooks secret of a tenant's
+	// notifications, nil for none; nil means none for everyone.
+	WebhookSecret func(tenant string) []byte
+	Logger        *slog.Logger
+}
+
+// Relay turns task events into notifications: it logs every event in the
+// task's event log and enqueues one delivery per push config of the task,
+// in the shape the config's protocol version expects.
+type Relay struct {
+	configs  store.PushConfigs
+	events   store.EventLog
+	queue    Enqueuer
+	policies *Policies
+	secret   func(string) []byte
+	log      *slog.Logger
+}
+
+// NewRelay returns a relay; Configs, Events and Queue are required.
+func NewRelay(o RelayOptions) (*Relay, error) {
+	if o.Configs == nil || o.Events == nil || o.Queue == nil {
+		return nil, errors.New("push: relay: the push configs, the event log and the queue are required")
+	}
+	r := &Relay{configs: o.Configs, events: o.Events, queue: o.Queue, policies: o.Policies, secret: o.WebhookSecret, log: o.Logger}
+	if r.secret == nil {
+		r.secret = func(string) []byte { return nil }
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}
+
+// Publish logs ev in the task's event log and, for each push config of the
+// task, enqueues one delivery (id EventID(ev.Payload), per endpoint),
+// rendered for the config's version. A terminal event finishes the task in
+// the watched index once its deliveries are enqueued. A duplicate event is
+// enqueued again, so that a publisher that follows another keeps the order
+// of its own events in the queue; the queue ignores what it holds already.
+//
+// Safe for concurrent use; callers serialise per task. On an error the
+// caller publishes the event again: every step is idempotent.
+func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
+	if err := checkEvent(ev); err != nil {
+		return Published{}, err
+	}
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	id := EventID(ev.Payload)
+	// The configs are read while the event is logged: one round trip of
+	// latency for both.
+	var configs []store.PushConfig
+	var listErr error
+	listed := make(chan struct{})
+	go func() {
+		defer close(listed)
+		configs, listErr = r.configs.List(ctx, ev.Agent, ev.TaskID)
+	}()
+	seq, added, err := r.events.Append(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At)
+	<-listed
+	if err != nil {
+		return Published{}, fmt.Errorf("push: publish: log the event: %w", err)
+	}
+	p := Published{Seq: seq, ID: id, Duplicate: !added, Terminal: ev.Kind != a2a.EventArtifactUpdate && ev.State.Terminal()}
+	if listErr != nil {
+		return p, fmt.Errorf("push: publish: read the push configs: %w", listErr)
+	}
+	if len(configs) > 0 {
+		if err := r.deliver(ctx, ev, seq, id, configs); err != nil {
+			return p, err
+		}
+	}
+	if p.Terminal {
+		if err := r.configs.Finish(ctx, ev.Agent, ev.TaskID); err != nil {
+			return p, fmt.Errorf("push: publish: finish the task: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// deliver enqueues ev, the event logged as seq, for every config.
+func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, configs []store.PushConfig) error {
+	var bodies renderings
+	var errs []error
+	for _, c := range configs {
+		body, err := bodies.get(c.Version, func() ([]byte, error) { return r.render(ctx, ev, seq, c.Version) })
+		if errors.Is(err, a2a.ErrNotA2A) || errors.Is(err, store.ErrInvalidArgument) {
+			// No retry renders it (an event that is not what its kind
+			// says, a task snapshot over the size limit): the others go.
+			r.log.Warn("push: notification cannot be rendered; push config skipped", "agent", c.Agent, "task", c.TaskID, "config", c.ID, "error", err)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("push: publish: render the notification for %s: %w", c.Version, err)
+		}
+		payload, err := EncodePayload(Request{
+			URL: c.URL, ContentType: a2a.ContentType(c.Version), Body: body, Token: c.Token,
+			AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, WebhookSecret: r.secret(c.Tenant),
+		})
+		if err != nil {
+			// A config that cannot be encoded never will be: say so, and
+			// let the others through.
+			r.log.Warn("push: notification cannot be encoded; push config skipped", "agent", c.Agent, "task", c.TaskID, "config", c.ID, "error", err)
+			continue
+		}
+		err = r.queue.Enqueue(ctx, store.Delivery{
+			ID: id, Endpoint: r.policies.endpoint(c), TaskID: c.TaskID, Payload: payload, Enqueued: ev.At,
+		})
+		switch {
+		case errors.Is(err, store.ErrEndpointDisabled):
+			r.dropConfig(ctx, c, "its receiver answered 410 Gone")
+		case err != nil:
+			errs = append(errs, fmt.Errorf("push: publish: enqueue for config %s: %w", c.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// renderings caches one body per consumer version, rendered when first
+// needed.
+type renderings struct {
+	v03, v10 []byte
+}
+
+func (b *renderings) get(v a2a.Version, render func() ([]byte, error)) ([]byte, error) {
+	slot := &b.v10
+	if v == a2a.V03 {
+		slot = &b.v03
+	}
+	if *slot == nil {
+		body, err := render()
+		if err != nil {
+			return nil, err
+		}
+		*slot = body
+	}
+	return *slot, nil
+}
+
+// render is the body of ev, logged as seq, for a consumer of version v:
+// 1.0 a StreamResponse, 0.3 the full Task as it is after ev.
+func (r *Relay) render(ctx context.Context, ev Event, seq int64, v a2a.Version) ([]byte, error) {
+	if v == a2a.V10 {
+		return a2a.ConvertEvent(ev.Payload, ev.Version, ev.Kind, a2a.V10)
+	}
+	snap, err := r.snapshot(ctx, ev, seq)
+	if err != nil {
+		return nil, err
+	}
+	return a2a.ConvertEvent(snap, a2a.V10, a2a.EventTask, a2a.V03)
+}
+
+// snapshot returns the task as it is after ev, logged as seq: the stored
+// snapshot with ev folded in, unless it is folded already.
+func (r *Relay) snapshot(ctx context.Context, ev Event, seq int64) ([]byte, error) {
+	at, snap, ok, err := r.events.Snapshot(ctx, ev.Agent, ev.TaskID)
+	if err != nil {
+		return nil, fmt.Errorf("read the task snapshot: %w", err)
+	}
+	if ok && at >= seq {
+		return snap, nil
+	}
+	if !ok {
+		snap = nil
+	}
+	next, err := foldEvent(snap, ev)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.events.SaveSnapshot(ctx, ev.Agent, ev.TaskID, seq, next); err != nil {
+		return nil, fmt.Errorf("save the task snapshot: %w", err)
+	}
+	return next, nil
+}
+
+// Replay returns up to limit events of the task logged after the event
+// afterID ("" from the first), oldest first; found is false when afterID
+// is no longer (or never was) in the retained log.
+func (r *Relay) Replay(ctx context.Context, agent, taskID, afterID string, limit int) ([]store.LoggedEvent, bool, error) {
+	return r.events.After(ctx, agent, taskID, afterID, limit)
+}
+
+// EndpointDisabled deletes the push config whose endpoint was disabled
+// (its receiver answered 410 Gone): DeliveryOptions.OnDisabled.
+func (r *Relay) EndpointDisabled(endpoint string) {
+	c, ok := parseEndpoint(endpoint)
+	if !ok {
+		// A hashed endpoint: the config goes at the task's next event.
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.dropConfig(ctx, c, "its receiver answered 410 Gone")
+}
+
+func (r *Relay) dropConfig(ctx context.Context, c store.PushConfig, why string) {
+	if _, err := r.configs.Delete(ctx, c.Agent, c.TaskID, c.ID); err != nil {
+		r.log.Warn("push: push config could not be deleted", "agent", c.Agent, "task", c.TaskID, "config", c.ID, "error", err)
+		return
+	}
+	r.log.Info("push: push config deleted: "+why, "agent", c.Agent, "task", c.TaskID, "config", c.ID)
+}
+
+func checkEvent(ev Event) error {
+	switch {
+	case ev.Agent == "" || ev.TaskID == "":
+		return fmt.Errorf("push: publish: %w: the event names no agent or task", store.ErrInvalidArgument)
+	case ev.Kind != a2a.EventTask && ev.Kind != a2a.EventStatusUpdate && ev.Kind != a2a.EventArtifactUpdate:
+		return fmt.Errorf("push: publish: %w: a %s event is not a task event", store.ErrInvalidArgument, ev.Kind)
+	case len(ev.Payload) == 0:
+		return fmt.Errorf("push: publish: %w: the event has no payload", store.ErrInvalidArgument)
+	}
+	return nil
+}

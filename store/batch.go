@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Background writes that many goroutines make at once (lifecycle saves from
+// the tracker's workers, dedupe completions after the answers) are cheaper
+// in batches: one pipeline costs the gateway and Redis about what one
+// command does, in system calls and wake-ups. A coalescer sends the calls
+// that arrive while a batch is in flight as the next batch, so a lone call
+// goes out at once and batches grow with the load, without a timer.
+const (
+	// maxBatch bounds the calls of one batch, and so one pipeline's size.
+	maxBatch = 128
+	// batchTimeout bounds a batch whose callers set no deadline.
+	batchTimeout = 5 * time.Second
+)
+
+// batchCall is one call waiting in a coalescer: its request, and its reply
+// once done is closed.
+type batchCall[Req, Res any] struct {
+	ctx  context.Context
+	req  Req
+	res  Res
+	done chan struct{}
+	// taken is set, under the coalescer's lock, once a batch holds the call.
+	taken bool
+}
+
+// coalescer runs calls in batches, at most inFlight batches at a time. run
+// must set res of every call it is given.
+type coalescer[Req, Res any] struct {
+	run      func(ctx context.Context, calls []*batchCall[Req, Res])
+	inFlight int
+
+	mu      sync.Mutex
+	running int
+	queue   []*batchCall[Req, Res]
+}
+
+// newCoalescer returns a coalescer running at most inFlight batches at a
+// time: 1 makes the largest batches, for work no caller waits for; more
+// let a call go out at once while fewer are in flight, for calls a request
+// waits for.
+func newCoalescer[Req, Res any](inFlight int, run func(context.Context, []*batchCall[Req, Res])) *coalescer[Req, Res] {
+	return &coalescer[Req, Res]{run: run, inFlight: inFlight}
+}
+
+// do queues req and waits for its reply. A caller whose ctx ends first gets
+// ctx's error: if its call was already sent, it may still take effect, as
+// with any command whose reply is lost.
+func (c *coalescer[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
+	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, call)
+	if c.running < c.inFlight {
+		c.running++
+		go c.loop()
+	}
+	c.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.res, nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	if !call.taken {
+		for i, q := range c.queue {
+			if q == call {
+				c.queue = append(c.queue[:i], c.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	c.mu.Unlock()
+	var zero Res
+	return zero, ctx.Err()
+}
+
+// loop sends batches until no call is waiting.
+func (c *coalescer[Req, Res]) loop() {
+	for {
+		c.mu.Lock()
+		n := min(len(c.queue), maxBatch)
+		if n == 0 {
+			c.running--
+			if c.running == 0 {
+				c.queue = nil
+			}
+			c.mu.Unlock()
+			return
+		}
+		batch := make([]*batchCall[Req, Res], n)
+		copy(batch, c.queue)
+		for _, call := range batch {
+			call.taken = true
+		}
+		c.queue = append(c.queue[:0], c.queue[n:]...)
+		c.mu.Unlock()
+
+		ctx, cancel := batchContext(batch)
+		c.run(ctx, batch)
+		cancel()
+		for _, call := range batch {
+			close(call.done)
+		}
+	}
+}
+
+// batchContext is the context a batch runs on: no caller can cancel it, it
+// lasts as long as the longest deadline among its calls, and its round trips
+// count as the request path's if any caller waits on the request path.
+func batchContext[Req, Res any](batch []*batchCall[Req, Res]) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	onRequest := false
+	for _, call := range batch {
+		d, ok := call.ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(batchTimeout)
+		}
+		if d.After(deadline) {
+			deadline = d
+		}
+		onRequest = onRequest || onRequestPath(call.ctx)
+	}
+	ctx := OffRequestPath(context.Background())
+	if onRequest {
+		ctx = OnRequestPath(context.Background())
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+// scriptCall is one run of a script: its keys and arguments.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// evalPipelined runs s once per call in one pipeline, one round trip (split
+// by node on Cluster). A node that has not cached the script answers
+// NOSCRIPT; those calls are sent again one at a time with Run, which loads
+// it, so only the first batch after a server restart pays for that.
+func evalPipelined(ctx context.Context, client redis.UniversalClient, s *redis.Script, calls []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := client.Pipeline()
+	for i, c := range calls {
+		cmds[i] = s.EvalSha(ctx, pipe, c.keys, c.args...)
+	}
+	// Exec reports the first failed command; each one is examined by the
+	// caller.
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			cmds[i] = s.Run(ctx, client, calls[i].keys, calls[i].args...)
+		}
+	}
+	return cmds
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestCoalescerBatchesWhatArrivesDuringABatch holds the first batch until
+// every other call is queued: those must go out together, each caller
+// getting its own reply.
+func TestCoalescerBatchesWhatArrivesDuringABatch(t *testing.T) {
+	const calls = 50
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sizes []int
+	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
+		mu.Lock()
+		first := len(sizes) == 0
+		sizes = append(sizes, len(batch))
+		mu.Unlock()
+		if first {
+			<-release
+		}
+		for _, call := range batch {
+			call.res = call.req * 2
+		}
+	})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	got := make([]int, calls)
+	errs := make([]error, calls)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		got[0], errs[0] = c.do(ctx, 0)
+	}()
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
+	for i := 1; i < calls; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = c.do(ctx, i)
+		}()
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == calls-1 })
+	close(release)
+	wg.Wait()
+	for i := range calls {
+		if errs[i] != nil || got[i] != 2*i {
+			t.Errorf("call %d = %d, %v; want %d", i, got[i], errs[i], 2*i)
+		}
+	}
+	if len(sizes) != 2 || sizes[0] != 1 || sizes[1] != calls-1 {
+		t.Errorf("batch sizes = %v, want [1 %d]", sizes, calls-1)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != 0 || len(c.queue) != 0 {
+		t.Errorf("coalescer still running (%v) or holding %d calls after the last batch", c.running, len(c.queue))
+	}
+}
+
+// TestCoalescerInFlight checks that calls go out at once while fewer than
+// inFlight batches run, and wait to go together once that many do.
+func TestCoalescerInFlight(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sizes []int
+	c := newCoalescer(2, func(ctx context.Context, batch []*batchCall[int, int]) {
+		mu.Lock()
+		held := len(sizes) < 2
+		sizes = append(sizes, len(batch))
+		mu.Unlock()
+		if held {
+			<-release
+		}
+	})
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.do(context.Background(), i)
+		}()
+		if i < 2 {
+			want := i + 1
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == want })
+		}
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == 8 })
+	close(release)
+	wg.Wait()
+	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != 1 || sizes[2] != 8 {
+		t.Errorf("batch sizes = %v, want [1 1 8]", sizes)
+	}
+}
+
+// TestCoalescerBoundsBatches checks that a long queue goes out in batches
+// of at most maxBatch.
+func TestCoalescerBoundsBatches(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sizes []int
+	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
+		mu.Lock()
+		first := len(sizes) == 0
+		sizes = append(sizes, len(batch))
+		mu.Unlock()
+		if first {
+			<-release
+		}
+	})
+	var wg sync.WaitGroup
+	calls := 2*maxBatch + 2
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = c.do(context.Background(), 0)
+		}()
+		// The first call must be the lone first batch.
+		waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sizes) == 1 })
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == calls-1 })
+	close(release)
+	wg.Wait()
+	want := []int{1, maxBatch, maxBatch, 1}
+	if len(sizes) != len(want) {
+		t.Fatalf("batch sizes = %v, want %v", sizes, want)
+	}
+	for i := range want {
+		if sizes[i] != want[i] {
+			t.Fatalf("batch sizes = %v, want %v", sizes, want)
+		}
+	}
+}
+
+// TestCoalescerCancelledCallIsNotSent checks that a caller who gives up
+// while its call is still queued takes the call out of the queue.
+func TestCoalescerCancelledCallIsNotSent(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var sent []int
+	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
+		mu.Lock()
+		first := len(sent) == 0
+		for _, call := range batch {
+			sent = append(sent, call.req)
+		}
+		mu.Unlock()
+		if first {
+			<-release
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.do(context.Background(), 1)
+		done <- err
+	}()
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sent) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := c.do(ctx, 2)
+		cancelled <- err
+	}()
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == 1 })
+	cancel()
+	if err := <-cancelled; err != context.Canceled {
+		t.Fatalf("cancelled call = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("first call = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 1 {
+		t.Errorf("sent %v, want only the first call", sent)
+	}
+}
+
+// TestBatchContext checks what a batch runs on: not cancelled by its
+// callers, the latest of their deadlines, on the request path if any caller
+// waits there.
+func TestBatchContext(t *testing.T) {
+	soon, cancelSoon := context.WithTimeout(context.Background(), time.Second)
+	defer cancelSoon()
+	later, cancelLater := context.WithTimeout(OffRequestPath(context.Background()), time.Hour)
+	defer cancelLater()
+	for _, tt := range []struct {
+		name        string
+		ctxs        []context.Context
+		onRequest   bool
+		minDeadline time.Duration
+		maxDeadline time.Duration
+	}{
+		{"latest deadline", []context.Context{soon, later}, false, 59 * time.Minute, time.Hour},
+		{"no deadline", []context.Context{context.Background()}, false, batchTimeout - time.Second, batchTimeout},
+		{"request path", []context.Context{later, OnRequestPath(soon)}, true, 59 * time.Minute, time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Helper()
+			batch := make([]*batchCall[int, int], len(tt.ctxs))
+			for i, ctx := range tt.ctxs {
+				batch[i] = &batchCall[int, int]{ctx: ctx}
+			}
+			ctx, cancel := batchContext(batch)
+			defer cancel()
+			d, ok := ctx.Deadline()
+			if left := time.Until(d); !ok || left < tt.minDeadline || left > tt.maxDeadline {
+				t.Errorf("deadline in %s (%v), want between %s and %s", left, ok, tt.minDeadline, tt.maxDeadline)
+			}
+			if got := onRequestPath(ctx); got != tt.onRequest {
+				t.Errorf("on the request path = %v, want %v", got, tt.onRequest)
+			}
+		})
+	}
+	cancelSoon()
+	ctx, cancel := batchContext([]*batchCall[int, int]{{ctx: soon}})
+	defer cancel()
+	if ctx.Err() != nil {
+		t.Error("a caller's cancellation reached the batch")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

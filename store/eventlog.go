@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// LoggedEvent is one event of a task's event log.
+type LoggedEvent struct {
+	// Seq numbers the task's events from 1, in the order they were logged.
+	Seq int64
+	// ID is the event's stable id (push.EventID).
+	ID      string
+	Payload []byte
+	At      time.Time
+}
+
+// EventLog keeps, per task, the recent events the push relay saw, in order:
+// the relay delivers them as notifications, and clients that reconnect to a
+// stream are replayed what they missed. It also keeps the task's latest
+// snapshot, which notifications in the 0.3 shape (always a full Task) need.
+//
+// Bounds: a task's log keeps its newest MaxEvents events and lives
+// Retention after its last Append (EventLogOptions; Bounded changes them).
+// An event that fell out of the log is forgotten with its id.
+type EventLog interface {
+	// Append logs payload as the task's next event unless an event with
+	// the same id is logged already; it returns the event's sequence number
+	// (the earlier one for a duplicate) and whether it was added.
+	Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (seq int64, added bool, err error)
+	// After returns up to limit (1..MaxEventLogReadLimit) events logged
+	// after the event with id (from the first when id is ""), oldest first;
+	// found is false when id is not in the retained log.
+	After(ctx context.Context, agent, taskID, id string, limit int) (events []LoggedEvent, found bool, err error)
+	// Snapshot returns the task's latest snapshot and the sequence number of
+	// the last event folded into it; ok is false when there is none.
+	Snapshot(ctx context.Context, agent, taskID string) (seq int64, snapshot []byte, ok bool, err error)
+	// SaveSnapshot stores snapshot as the task's latest, with the sequence
+	// number of the last event folded into it, unless the stored one is at
+	// that sequence number or later (a concurrent writer got further);
+	// reports whether it stored it. It lives as long as the log.
+	SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error)
+	// Bounded returns the same log with other bounds for what Append and
+	// SaveSnapshot write; zero fields take the defaults.
+	Bounded(o EventLogOptions) EventLog
+}
+
+// EventLogOptions bound every task's event log.
+type EventLogOptions struct {
+	// Retention is how long a task's log and snapshot are kept after the
+	// last event was appended. Default 24h.
+	Retention time.Duration
+	// MaxEvents is how many events a task's log keeps; older ones go.
+	// Default 1000.
+	MaxEvents int
+}
+
+// Defaults and limits of the event-log concern.
+const (
+	DefaultEventLogRetention = 24 * time.Hour
+	DefaultEventLogMaxEvents = 1000
+	// MaxEventLogEvents bounds MaxEvents.
+	MaxEventLogEvents = 100_000
+	// MaxEventLogRetention bounds Retention.
+	MaxEventLogRetention = 30 * 24 * time.Hour
+	// MaxEventPayloadBytes bounds one event's payload, and a snapshot.
+	MaxEventPayloadBytes = 4 << 20
+	// MaxEventLogReadLimit bounds the limit of After.
+	MaxEventLogReadLimit = 1000
+)
+
+// Validate reports options out of range; field is their path in the
+// configuration.
+func (o EventLogOptions) Validate(field string) error {
+	if o.Retention < 0 || o.Retention > MaxEventLogRetention {
+		return fmt.Errorf("%s.retention: must be between 0 and %s", field, MaxEventLogRetention)
+	}
+	if o.MaxEvents < 0 || o.MaxEvents > MaxEventLogEvents {
+		return fmt.Errorf("%s.max_events: must be between 0 and %d", field, MaxEventLogEvents)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields and replaces values out of range.
+func (o EventLogOptions) withDefaults() EventLogOptions {
+	if o.Retention <= 0 || o.Retention > MaxEventLogRetention {
+		o.Retention = DefaultEventLogRetention
+	}
+	if o.MaxEvents <= 0 || o.MaxEvents > MaxEventLogEvents {
+		o.MaxEvents = DefaultEventLogMaxEvents
+	}
+	return o
+}
+
+func checkAppend(agent, taskID, id string, payload []byte, at time.Time) (time.Time, error) {
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkName("event id", id); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkPayloadSize("event payload", payload); err != nil {
+		return time.Time{}, err
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return nanoTime("event time", at)
+}
+
+func checkAfter(agent, taskID, id string, limit int) error {
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return err
+	}
+	if len(id) > MaxNameBytes {
+		return fmt.Errorf("%w: event id is %d bytes, over the limit of %d", ErrInvalidArgument, len(id), MaxNameBytes)
+	}
+	if limit < 1 || limit > MaxEventLogReadLimit {
+		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxEventLogReadLimit)
+	}
+	return nil
+}
+
+func checkSnapshot(agent, taskID string, seq int64, snapshot []byte) error {
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return err
+	}
+	if seq < 1 {
+		return fmt.Errorf("%w: snapshot sequence number %d is not positive", ErrInvalidArgument, seq)
+	}
+	if len(snapshot) == 0 {
+		return fmt.Errorf("%w: snapshot is empty", ErrInvalidArgument)
+	}
+	return checkPayloadSize("snapshot", snapshot)
+}
+
+func checkPayloadSize(what string, p []byte) error {
+	if len(p) > MaxEventPayloadBytes {
+		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(p), MaxEventPayloadBytes)
+	}
+	return nil
+}

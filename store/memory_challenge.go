@@ -1,0 +1,391 @@
+package store
+
+import (
+	"container/list"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memChallenges keeps each task's current challenge in a map, with the
+// same transitions as the Redis scripts under one mutex. Records are kept
+// in creation order for the size bound; their lifetimes (like Redis key
+// lifetimes) follow this process's clock, while expiry is decided by the
+// caller's now.
+type memChallenges struct {
+	gate *gate
+	max  int
+
+	mu     sync.Mutex
+	byTask map[memTaskKey]*list.Element // of *memChallenge
+	order  *list.List                   // oldest first
+	byID   map[string]memTaskKey
+	states map[string]memState
+	// due holds the tasks whose challenge is open or completed.
+	due map[memTaskKey]struct{}
+}
+
+var _ Challenges = (*memChallenges)(nil)
+
+type memTaskKey struct{ agent, taskID string }
+
+type memChallenge struct {
+	key         memTaskKey
+	c           Challenge
+	keepUntil   time.Time
+	cred        []byte
+	credUntil   time.Time
+	stateDigest string
+	verifier    []byte
+}
+
+type memState struct {
+	key   memTaskKey
+	until time.Time
+}
+
+func newMemChallenges(g *gate, maxEntries int) *memChallenges {
+	return &memChallenges{
+		gate: g, max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
+		byID: map[string]memTaskKey{}, states: map[string]memState{}, due: map[memTaskKey]struct{}{},
+	}
+}
+
+// get returns the live record of a task; the caller holds mu.
+func (m *memChallenges) get(k memTaskKey) *memChallenge {
+	el, ok := m.byTask[k]
+	if !ok {
+		return nil
+	}
+	rec := el.Value.(*memChallenge)
+	if !time.Now().Before(rec.keepUntil) {
+		m.remove(el)
+		return nil
+	}
+	return rec
+}
+
+func (m *memChallenges) remove(el *list.Element) {
+	rec := m.order.Remove(el).(*memChallenge)
+	delete(m.byTask, rec.key)
+	delete(m.due, rec.key)
+	if m.byID[rec.c.ID] == rec.key {
+		delete(m.byID, rec.c.ID)
+	}
+	if rec.stateDigest != "" {
+		delete(m.states, rec.stateDigest)
+	}
+}
+
+// copyChallenge keeps records from sharing slices with callers.
+func copyChallenge(c Challenge) Challenge {
+	c.Scopes = slices.Clone(c.Scopes)
+	return c
+}
+
+// clearSecrets drops a record's credential and OAuth binding.
+func (m *memChallenges) clearSecrets(rec *memChallenge) {
+	rec.cred, rec.verifier = nil, nil
+	if rec.stateDigest != "" {
+		delete(m.states, rec.stateDigest)
+		rec.stateDigest = ""
+	}
+}
+
+func timedOut(c Challenge, now time.Time) bool {
+	return c.Status == ChallengeExpired || ((c.Status == ChallengeOpen || c.Status == ChallengeCompleted) && !now.Before(c.Expires))
+}
+
+func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkChallenge(c); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkPositive("keep", keep); err != nil {
+		return Challenge{}, false, err
+	}
+	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec := m.get(k); rec != nil {
+		st := rec.c.Status
+		if (st == ChallengeOpen || st == ChallengeCompleted || st == ChallengeExpired) && rec.c.ID != replace {
+			return copyChallenge(rec.c), false, nil
+		}
+		m.remove(m.byTask[k])
+	}
+	for m.order.Len() >= m.max {
+		m.remove(m.order.Front())
+	}
+	c = copyChallenge(c)
+	c.Status, c.Method, c.CompletedAt, c.UsedAt = ChallengeOpen, "", time.Time{}, time.Time{}
+	c.Created, c.Expires = c.Created.Truncate(time.Millisecond).UTC(), c.Expires.Truncate(time.Millisecond).UTC()
+	rec := &memChallenge{key: k, c: c, keepUntil: time.Now().Add(c.Expires.Sub(c.Created) + keep)}
+	m.byTask[k] = m.order.PushBack(rec)
+	m.byID[c.ID] = k
+	m.due[k] = struct{}{}
+	return copyChallenge(c), true, nil
+}
+
+func (m *memChallenges) Get(_ context.Context, id string) (Challenge, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("challenge id", id); err != nil {
+		return Challenge{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.byIDLocked(id)
+	if rec == nil {
+		return Challenge{}, false, nil
+	}
+	return copyChallenge(rec.c), true, nil
+}
+
+func (m *memChallenges) byIDLocked(id string) *memChallenge {
+	k, ok := m.byID[id]
+	if !ok {
+		return nil
+	}
+	rec := m.get(k)
+	if rec == nil || rec.c.ID != id {
+		return nil
+	}
+	return rec
+}
+
+func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return Challenge{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.get(memTaskKey{agent, taskID})
+	if rec == nil {
+		return Challenge{}, false, nil
+	}
+	return copyChallenge(rec.c), true, nil
+}
+
+func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkName("method", method); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkSealed("credential", sealed); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkPositive("credential ttl", ttl); err != nil {
+		return Challenge{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.byIDLocked(id)
+	switch {
+	case rec == nil:
+		return Challenge{}, ErrChallengeNotFound
+	case timedOut(rec.c, now):
+		return Challenge{}, ErrChallengeExpired
+	case rec.c.Status != ChallengeOpen:
+		return Challenge{}, ErrChallengeState
+	}
+	m.clearSecrets(rec)
+	rec.cred = slices.Clone(sealed)
+	rec.credUntil = time.Now().Add(min(ttl, rec.c.Expires.Sub(now)))
+	rec.c.Status, rec.c.Method, rec.c.CompletedAt = ChallengeCompleted, strings.Clone(method), now.Truncate(time.Millisecond).UTC()
+	return copyChallenge(rec.c), nil
+}
+
+func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkName("state digest", stateDigest); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkSealed("verifier", sealedVerifier); err != nil {
+		return Challenge{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.byIDLocked(id)
+	switch {
+	case rec == nil:
+		return Challenge{}, ErrChallengeNotFound
+	case timedOut(rec.c, now):
+		return Challenge{}, ErrChallengeExpired
+	case rec.c.Status != ChallengeOpen:
+		return Challenge{}, ErrChallengeState
+	}
+	m.clearSecrets(rec)
+	rec.stateDigest, rec.verifier = strings.Clone(stateDigest), slices.Clone(sealedVerifier)
+	m.states[rec.stateDigest] = memState{key: rec.key, until: time.Now().Add(rec.c.Expires.Sub(now))}
+	return copyChallenge(rec.c), nil
+}
+
+func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, nil, err
+	}
+	if err := checkName("state digest", stateDigest); err != nil {
+		return Challenge{}, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.states[stateDigest]
+	delete(m.states, stateDigest)
+	if !ok || !time.Now().Before(st.until) {
+		return Challenge{}, nil, ErrChallengeNotFound
+	}
+	rec := m.get(st.key)
+	if rec == nil || rec.stateDigest != stateDigest {
+		return Challenge{}, nil, ErrChallengeNotFound
+	}
+	verifier := rec.verifier
+	rec.stateDigest, rec.verifier = "", nil
+	switch {
+	case timedOut(rec.c, now):
+		return Challenge{}, nil, ErrChallengeExpired
+	case rec.c.Status != ChallengeOpen:
+		return Challenge{}, nil, ErrChallengeState
+	}
+	return copyChallenge(rec.c), verifier, nil
+}
+
+func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, nil, err
+	}
+	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+		return Challenge{}, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.get(memTaskKey{agent, taskID})
+	switch {
+	case rec == nil || rec.c.ID != id:
+		return Challenge{}, nil, ErrChallengeNotFound
+	case timedOut(rec.c, now):
+		return Challenge{}, nil, ErrChallengeExpired
+	case rec.c.Status != ChallengeCompleted:
+		return Challenge{}, nil, ErrChallengeState
+	case rec.cred == nil || !time.Now().Before(rec.credUntil):
+		return Challenge{}, nil, ErrChallengeExpired
+	}
+	cred := rec.cred
+	rec.cred = nil
+	rec.c.Status, rec.c.UsedAt = ChallengeUsed, now.Truncate(time.Millisecond).UTC()
+	delete(m.due, rec.key)
+	return copyChallenge(rec.c), cred, nil
+}
+
+func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+		return Challenge{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.get(memTaskKey{agent, taskID})
+	if rec == nil || rec.c.ID != id {
+		return Challenge{}, false, ErrChallengeNotFound
+	}
+	st := rec.c.Status
+	lapsed := st == ChallengeCompleted && (rec.cred == nil || !time.Now().Before(rec.credUntil))
+	changed := false
+	if (st == ChallengeOpen || st == ChallengeCompleted) && (!now.Before(rec.c.Expires) || lapsed) {
+		m.clearSecrets(rec)
+		rec.c.Status = ChallengeExpired
+		changed = true
+	}
+	if !rec.c.Pending(now) {
+		delete(m.due, rec.key)
+	}
+	return copyChallenge(rec.c), changed, nil
+}
+
+func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := m.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return Challenge{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rec := m.get(memTaskKey{agent, taskID})
+	if rec == nil || rec.c.Status == ChallengeClosed {
+		return Challenge{}, false, nil
+	}
+	before := copyChallenge(rec.c)
+	m.clearSecrets(rec)
+	rec.c.Status = ChallengeClosed
+	delete(m.due, rec.key)
+	return before, true, nil
+}
+
+func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
+	if err := m.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return nil, err
+	}
+	if err := checkChallengeLimit(limit); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	var due []Challenge
+	for k := range m.due {
+		if k.agent != agent {
+			continue
+		}
+		if rec := m.get(k); rec != nil && !now.Before(rec.c.Expires) {
+			due = append(due, rec.c)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(due, func(a, b Challenge) int { return a.Expires.Compare(b.Expires) })
+	out := make([]ChallengeRef, 0, min(limit, len(due)))
+	for _, c := range due[:min(limit, len(due))] {
+		out = append(out, ChallengeRef{Agent: c.Agent, TaskID: c.TaskID, ID: c.ID})
+	}
+	return out, nil
+}
+
+// sweep drops records past their retention and OAuth states past their
+// challenge's expiry.
+func (m *memChallenges) sweep(now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for el := m.order.Front(); el != nil; {
+		next := el.Next()
+		if !now.Before(el.Value.(*memChallenge).keepUntil) {
+			m.remove(el)
+		}
+		el = next
+	}
+	for d, st := range m.states {
+		if !now.Before(st.until) {
+			delete(m.states, d)
+		}
+	}
+}

@@ -1,0 +1,542 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Challenge keys. The task's current challenge is one hash, and its sealed
+// credential one string, both tagged by the task's reference so that every
+// transition is one script on one slot:
+//
+//	<prefix>:ach:{<agent>:t:<task id>}    hash
+//	  id     challenge id
+//	  ctx    context id          ten, sub   tenant, subject
+//	  ver    protocol version    sch        scheme
+//	  scp    scopes, a JSON array of strings
+//	  url    authorization URL
+//	  st     status              m          method
+//	  crt, exp, cmp, usd   created, expires, completed, used: Unix ms
+//	  ost    digest of the bound OAuth state
+//	  ovf    sealed PKCE verifier
+//	<prefix>:achc:{<agent>:t:<task id>}   sealed credential, expiring
+//	                                      with the token or the challenge
+//
+// Beside them, each on its own tag:
+//
+//	<prefix>:achi:{<id>}          "<agent>|<task id>" (escaped): Get by id
+//	<prefix>:achs:{<digest>}      "<agent>|<task id>": OAuth state, deleted
+//	                              on first read (GETDEL)
+//	<prefix>:achx:{<agent>}       sorted set of "<task id>|<id>", score the
+//	                              expiry in Unix ms: what Due reads
+//
+// The id index and the expiry set are written after the record, in a
+// second round trip. A record found by Open is indexed again, so a crash
+// between the two heals at the task's next auth-required event; a
+// challenge missing from the expiry set is still refused once expired, it
+// is only not announced. A lookup through an index always checks the id in
+// the record, so a replaced challenge is never found by its old id.
+const (
+	challengeFamily      = "ach"
+	challengeCredFamily  = "achc"
+	challengeIDFamily    = "achi"
+	challengeStateFamily = "achs"
+	challengeDueFamily   = "achx"
+)
+
+// challengeStatusPrelude is shared by the transition scripts: KEYS[1] is
+// the record, ARGV[1] the challenge id ("" to take the current one),
+// ARGV[2] now in Unix ms. Replies start with a code: 1 done, 0 nothing to
+// do, -1 not found, -2 expired, -3 wrong status.
+const challengeStatusPrelude = `
+local function current(id)
+  local cur = redis.call('HGET', KEYS[1], 'id')
+  if not cur or (id ~= '' and cur ~= id) then
+    return nil
+  end
+  return redis.call('HGET', KEYS[1], 'st'), tonumber(redis.call('HGET', KEYS[1], 'exp'))
+end
+local function pending(st)
+  return st == 'open' or st == 'completed'
+end
+local function timed_out(st, exp, now)
+  return st == 'expired' or (pending(st) and exp <= now)
+end
+`
+
+var (
+	challengeOpenScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], 'st')
+local cur = redis.call('HGET', KEYS[1], 'id')
+if (st == 'open' or st == 'completed' or st == 'expired') and cur ~= ARGV[2] then
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return {1, redis.call('HGETALL', KEYS[1])}
+`)
+	challengeCompleteScript = redis.NewScript(challengeStatusPrelude + `
+local st, exp = current(ARGV[1])
+if not st then return {-1} end
+local now = tonumber(ARGV[2])
+if timed_out(st, exp, now) then return {-2} end
+if st ~= 'open' then return {-3} end
+local ttl = math.min(tonumber(ARGV[5]), exp - now)
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
+redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2])
+redis.call('HDEL', KEYS[1], 'ost', 'ovf')
+return {1, redis.call('HGETALL', KEYS[1])}
+`)
+	challengeBeginScript = redis.NewScript(challengeStatusPrelude + `
+local st, exp = current(ARGV[1])
+if not st then return {-1} end
+if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
+if st ~= 'open' then return {-3} end
+local prev = redis.call('HGET', KEYS[1], 'ost') or ''
+redis.call('HSET', KEYS[1], 'ost', ARGV[3], 'ovf', ARGV[4])
+return {1, redis.call('HGETALL', KEYS[1]), prev}
+`)
+	challengeTakeScript = redis.NewScript(challengeStatusPrelude + `
+local st, exp = current('')
+if not st or redis.call('HGET', KEYS[1], 'ost') ~= ARGV[3] then return {-1} end
+local verifier = redis.call('HGET', KEYS[1], 'ovf')
+redis.call('HDEL', KEYS[1], 'ost', 'ovf')
+if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
+if st ~= 'open' then return {-3} end
+return {1, redis.call('HGETALL', KEYS[1]), verifier}
+`)
+	challengeUseScript = redis.NewScript(challengeStatusPrelude + `
+local st, exp = current(ARGV[1])
+if not st then return {-1} end
+local now = tonumber(ARGV[2])
+if timed_out(st, exp, now) then return {-2} end
+if st ~= 'completed' then return {-3} end
+local cred = redis.call('GET', KEYS[2])
+if not cred then return {-2} end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'st', 'used', 'usd', ARGV[2])
+return {1, redis.call('HGETALL', KEYS[1]), cred}
+`)
+	challengeExpireScript = redis.NewScript(challengeStatusPrelude + `
+local st, exp = current(ARGV[1])
+if not st then return {-1} end
+local lapsed = st == 'completed' and redis.call('EXISTS', KEYS[2]) == 0
+if pending(st) and (exp <= tonumber(ARGV[2]) or lapsed) then
+  redis.call('HSET', KEYS[1], 'st', 'expired')
+  redis.call('HDEL', KEYS[1], 'ost', 'ovf')
+  redis.call('DEL', KEYS[2])
+  return {1, redis.call('HGETALL', KEYS[1])}
+end
+return {0, redis.call('HGETALL', KEYS[1])}
+`)
+	challengeCloseScript = redis.NewScript(challengeStatusPrelude + `
+local st = current('')
+if not st or st == 'closed' then return {0} end
+local before = redis.call('HGETALL', KEYS[1])
+redis.call('HSET', KEYS[1], 'st', 'closed')
+redis.call('HDEL', KEYS[1], 'ost', 'ovf')
+redis.call('DEL', KEYS[2])
+return {1, before}
+`)
+)
+
+type redisChallenges struct {
+	conn *redisConn
+}
+
+var _ Challenges = (*redisChallenges)(nil)
+
+func (r *redisChallenges) taskKeys(agent, taskID string) []string {
+	ref := Ref{Kind: RefTask, ID: taskID}
+	return []string{r.conn.keys.refTagged(challengeFamily, agent, ref), r.conn.keys.refTagged(challengeCredFamily, agent, ref)}
+}
+
+func (r *redisChallenges) tagged(family, tag string) string {
+	var b strings.Builder
+	b.WriteString(r.conn.keys.prefix)
+	b.WriteString(":" + family + ":{")
+	writeEscaped(&b, tag)
+	b.WriteByte('}')
+	return b.String()
+}
+
+func taskRefValue(agent, taskID string) string { return escape(agent) + "|" + escape(taskID) }
+
+func parseTaskRefValue(v string) (agent, taskID string, err error) {
+	a, t, ok := strings.Cut(v, "|")
+	if !ok {
+		return "", "", fmt.Errorf("malformed task reference %q", v)
+	}
+	if agent, err = unescape(a); err != nil {
+		return "", "", err
+	}
+	if taskID, err = unescape(t); err != nil {
+		return "", "", err
+	}
+	return agent, taskID, nil
+}
+
+func dueMember(taskID, id string) string { return escape(taskID) + "|" + escape(id) }
+
+func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkChallenge(c); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkPositive("keep", keep); err != nil {
+		return Challenge{}, false, err
+	}
+	scopes, _ := json.Marshal(nonNil(c.Scopes))
+	ttl := c.Expires.Sub(c.Created) + keep
+	args := []any{millis(ttl), replace,
+		"id", c.ID, "ctx", c.ContextID, "ten", c.Tenant, "sub", c.Subject, "ver", c.Version,
+		"sch", c.Scheme, "scp", string(scopes), "url", c.AuthorizationURL, "st", ChallengeOpen,
+		"crt", unixMs(c.Created), "exp", unixMs(c.Expires)}
+	keys := r.taskKeys(c.Agent, c.TaskID)
+	v, err := challengeOpenScript.Run(ctx, r.conn.client, keys, args...).Slice()
+	if err != nil {
+		return Challenge{}, false, r.conn.fail("challenge open", err)
+	}
+	code, cur, _, err := decodeChallengeReply(c.Agent, c.TaskID, v)
+	if err != nil {
+		return Challenge{}, false, err
+	}
+	if cur.Status == ChallengeOpen || cur.Status == ChallengeCompleted {
+		pipe := r.conn.client.Pipeline()
+		pipe.Set(ctx, r.tagged(challengeIDFamily, cur.ID), taskRefValue(c.Agent, c.TaskID), ttl)
+		pipe.ZAdd(ctx, r.tagged(challengeDueFamily, c.Agent), redis.Z{Score: float64(cur.Expires.UnixMilli()), Member: dueMember(c.TaskID, cur.ID)})
+		if _, err := pipe.Exec(ctx); err != nil {
+			return Challenge{}, false, r.conn.fail("challenge index", err)
+		}
+	}
+	return cur, code == 1, nil
+}
+
+func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("challenge id", id); err != nil {
+		return Challenge{}, false, err
+	}
+	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeIDFamily, id), false)
+	if err != nil || !ok {
+		return Challenge{}, false, err
+	}
+	c, ok, err := r.Current(ctx, agent, taskID)
+	if err != nil || !ok || c.ID != id {
+		return Challenge{}, false, err
+	}
+	return c, true, nil
+}
+
+// lookup reads an index string naming a task, deleting it when take is set.
+func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (agent, taskID string, ok bool, err error) {
+	var v string
+	if take {
+		v, err = r.conn.client.GetDel(ctx, key).Result()
+	} else {
+		v, err = r.conn.client.Get(ctx, key).Result()
+	}
+	if errors.Is(err, redis.Nil) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, r.conn.fail("challenge lookup", err)
+	}
+	agent, taskID, err = parseTaskRefValue(v)
+	if err != nil {
+		return "", "", false, fmt.Errorf("store: challenge index %q: %w", key, err)
+	}
+	return agent, taskID, true, nil
+}
+
+func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return Challenge{}, false, err
+	}
+	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
+	if err != nil {
+		return Challenge{}, false, r.conn.fail("challenge get", err)
+	}
+	if fields["id"] == "" {
+		return Challenge{}, false, nil
+	}
+	c, err := decodeChallenge(agent, taskID, fields)
+	return c, err == nil, err
+}
+
+func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkName("method", method); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkSealed("credential", sealed); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkPositive("credential ttl", ttl); err != nil {
+		return Challenge{}, err
+	}
+	c, ok, err := r.Get(ctx, id)
+	if err != nil {
+		return Challenge{}, err
+	}
+	if !ok {
+		return Challenge{}, ErrChallengeNotFound
+	}
+	c, _, err = r.run(ctx, "challenge complete", challengeCompleteScript, c.Agent, c.TaskID, id, now, method, sealed, millis(ttl))
+	return c, err
+}
+
+func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkName("state digest", stateDigest); err != nil {
+		return Challenge{}, err
+	}
+	if err := checkSealed("verifier", sealedVerifier); err != nil {
+		return Challenge{}, err
+	}
+	c, ok, err := r.Get(ctx, id)
+	if err != nil {
+		return Challenge{}, err
+	}
+	if !ok {
+		return Challenge{}, ErrChallengeNotFound
+	}
+	c, prev, err := r.run(ctx, "challenge oauth begin", challengeBeginScript, c.Agent, c.TaskID, id, now, stateDigest, sealedVerifier)
+	if err != nil {
+		return Challenge{}, err
+	}
+	pipe := r.conn.client.Pipeline()
+	if prev != "" {
+		pipe.Del(ctx, r.tagged(challengeStateFamily, prev))
+	}
+	pipe.Set(ctx, r.tagged(challengeStateFamily, stateDigest), taskRefValue(c.Agent, c.TaskID), max(c.Expires.Sub(now), time.Millisecond))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Challenge{}, r.conn.fail("challenge oauth state", err)
+	}
+	return c, nil
+}
+
+func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, nil, err
+	}
+	if err := checkName("state digest", stateDigest); err != nil {
+		return Challenge{}, nil, err
+	}
+	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeStateFamily, stateDigest), true)
+	if err != nil {
+		return Challenge{}, nil, err
+	}
+	if !ok {
+		return Challenge{}, nil, ErrChallengeNotFound
+	}
+	c, verifier, err := r.run(ctx, "challenge oauth take", challengeTakeScript, agent, taskID, "", now, stateDigest)
+	if err != nil {
+		return Challenge{}, nil, err
+	}
+	return c, []byte(verifier), nil
+}
+
+func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, nil, err
+	}
+	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+		return Challenge{}, nil, err
+	}
+	c, cred, err := r.run(ctx, "challenge use", challengeUseScript, agent, taskID, id, now)
+	if err != nil {
+		return Challenge{}, nil, err
+	}
+	// A used challenge is never due.
+	if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
+		return Challenge{}, nil, r.conn.fail("challenge unindex", err)
+	}
+	return c, []byte(cred), nil
+}
+
+func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+		return Challenge{}, false, err
+	}
+	keys := r.taskKeys(agent, taskID)
+	v, err := challengeExpireScript.Run(ctx, r.conn.client, keys, id, unixMs(now)).Slice()
+	if err != nil {
+		return Challenge{}, false, r.conn.fail("challenge expire", err)
+	}
+	code, c, _, err := decodeChallengeReply(agent, taskID, v)
+	if err != nil {
+		return Challenge{}, false, err
+	}
+	if code == -1 || !c.Pending(now) {
+		// Gone, replaced or no longer pending: not due any more.
+		if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
+			return Challenge{}, false, r.conn.fail("challenge unindex", err)
+		}
+	}
+	if code == -1 {
+		return Challenge{}, false, ErrChallengeNotFound
+	}
+	return c, code == 1, nil
+}
+
+func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return Challenge{}, false, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return Challenge{}, false, err
+	}
+	v, err := challengeCloseScript.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), "", 0).Slice()
+	if err != nil {
+		return Challenge{}, false, r.conn.fail("challenge close", err)
+	}
+	code, c, _, err := decodeChallengeReply(agent, taskID, v)
+	if err != nil || code != 1 {
+		return Challenge{}, false, err
+	}
+	if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, c.ID)).Err(); err != nil {
+		return Challenge{}, false, r.conn.fail("challenge unindex", err)
+	}
+	return c, true, nil
+}
+
+func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return nil, err
+	}
+	if err := checkChallengeLimit(limit); err != nil {
+		return nil, err
+	}
+	members, err := r.conn.client.ZRangeByScore(ctx, r.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
+		Min: "-inf", Max: unixMs(now), Count: int64(limit),
+	}).Result()
+	if err != nil {
+		return nil, r.conn.fail("challenge due", err)
+	}
+	out := make([]ChallengeRef, 0, len(members))
+	for _, m := range members {
+		t, id, ok := strings.Cut(m, "|")
+		taskID, err1 := unescape(t)
+		cid, err2 := unescape(id)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("store: challenge due: malformed member %q", m)
+		}
+		out = append(out, ChallengeRef{Agent: agent, TaskID: taskID, ID: cid})
+	}
+	return out, nil
+}
+
+// run runs a transition script on a task's record and maps its code.
+func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
+	args := append([]any{id, unixMs(now)}, extra...)
+	v, err := s.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), args...).Slice()
+	if err != nil {
+		return Challenge{}, "", r.conn.fail(op, err)
+	}
+	code, c, tail, err := decodeChallengeReply(agent, taskID, v)
+	if err != nil {
+		return Challenge{}, "", err
+	}
+	switch code {
+	case -1:
+		return Challenge{}, "", ErrChallengeNotFound
+	case -2:
+		return Challenge{}, "", ErrChallengeExpired
+	case -3:
+		return Challenge{}, "", ErrChallengeState
+	}
+	return c, tail, nil
+}
+
+// decodeChallengeReply reads {code, [fields], [extra]}.
+func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challenge, extra string, err error) {
+	if len(v) == 0 {
+		return 0, Challenge{}, "", errors.New("store: challenge: empty script reply")
+	}
+	code, _ = v[0].(int64)
+	if len(v) < 2 {
+		return code, Challenge{}, "", nil
+	}
+	list, _ := v[1].([]any)
+	fields := make(map[string]string, len(list)/2)
+	for i := 0; i+1 < len(list); i += 2 {
+		k, _ := list[i].(string)
+		val, _ := list[i+1].(string)
+		fields[k] = val
+	}
+	if c, err = decodeChallenge(agent, taskID, fields); err != nil {
+		return 0, Challenge{}, "", err
+	}
+	if len(v) > 2 {
+		extra, _ = v[2].(string)
+	}
+	return code, c, extra, nil
+}
+
+func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, error) {
+	c := Challenge{
+		ID: f["id"], Agent: agent, TaskID: taskID, ContextID: f["ctx"], Tenant: f["ten"], Subject: f["sub"],
+		Version: f["ver"], Scheme: f["sch"], AuthorizationURL: f["url"], Status: f["st"], Method: f["m"],
+	}
+	if c.ID == "" {
+		return Challenge{}, fmt.Errorf("store: challenge of task %q: record without id", taskID)
+	}
+	if err := json.Unmarshal([]byte(f["scp"]), &c.Scopes); err != nil {
+		return Challenge{}, fmt.Errorf("store: challenge %q: scopes: %w", c.ID, err)
+	}
+	for _, t := range []struct {
+		field string
+		dst   *time.Time
+	}{{"crt", &c.Created}, {"exp", &c.Expires}, {"cmp", &c.CompletedAt}, {"usd", &c.UsedAt}} {
+		if f[t.field] == "" {
+			continue
+		}
+		ms, err := strconv.ParseInt(f[t.field], 10, 64)
+		if err != nil {
+			return Challenge{}, fmt.Errorf("store: challenge %q: %s: %w", c.ID, t.field, err)
+		}
+		*t.dst = time.UnixMilli(ms).UTC()
+	}
+	return c, nil
+}
+
+func unixMs(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,227 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Event-log keys share the task's hash tag (see keyspace.refTagged), so
+// each operation is one script on one slot:
+//
+//	<prefix>:ev:{<agent>:t:<task id>}    stream; entry id "<seq>-0", fields
+//	                                     id, at (Unix ns), pl (payload)
+//	<prefix>:evid:{<agent>:t:<task id>}  hash, event id -> seq, for the
+//	                                     events still in the stream
+//	<prefix>:evs:{<agent>:t:<task id>}   string "<seq>|<snapshot>"
+//
+// Append numbers events from the last entry of the stream, trims the
+// stream to the log's MaxEvents (dropping the trimmed ids from the hash)
+// and renews every key for the log's Retention, so a log expires whole.
+const (
+	eventLogFamily      = "ev"
+	eventIDsFamily      = "evid"
+	eventSnapshotFamily = "evs"
+)
+
+// KEYS[1] stream, KEYS[2] ids, KEYS[3] snapshot; ARGV id, at ns, payload,
+// max events, retention ms. Reply: {seq, added}.
+const eventAppendLua = `
+local seq = redis.call('HGET', KEYS[2], ARGV[1])
+if seq then
+  return {tonumber(seq), 0}
+end
+local n = 1
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last then
+  n = tonumber(string.match(last[1], '^(%d+)')) + 1
+end
+redis.call('XADD', KEYS[1], string.format('%.0f', n) .. '-0', 'id', ARGV[1], 'at', ARGV[2], 'pl', ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], n)
+local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
+if excess > 0 then
+  for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
+    redis.call('XDEL', KEYS[1], e[1])
+    redis.call('HDEL', KEYS[2], e[2][2])
+  end
+end
+for i = 1, 3 do
+  redis.call('PEXPIRE', KEYS[i], ARGV[5])
+end
+return {n, 1}
+`
+
+// KEYS[1] stream, KEYS[2] ids; ARGV id ("" from the start), limit.
+// Reply: {0} when id is not logged, else {1, entries}.
+const eventAfterLua = `
+local start = '-'
+if ARGV[1] ~= '' then
+  local seq = redis.call('HGET', KEYS[2], ARGV[1])
+  if not seq then
+    return {0}
+  end
+  start = string.format('%.0f', tonumber(seq) + 1) .. '-0'
+end
+return {1, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[2])}
+`
+
+// KEYS[1] snapshot; ARGV seq, snapshot, retention ms. Reply: 1 stored.
+const eventSnapshotLua = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local s = tonumber(string.match(cur, '^(%d+)|'))
+  if s and s >= tonumber(ARGV[1]) then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
+return 1
+`
+
+// redisEventLogs holds the scripts every bounded view shares.
+type redisEventLogs struct {
+	conn                   *redisConn
+	appendS, after, snapsh *redis.Script
+}
+
+type redisEventLog struct {
+	*redisEventLogs
+	o EventLogOptions
+}
+
+var _ EventLog = redisEventLog{}
+
+func newRedisEventLog(conn *redisConn) redisEventLog {
+	return redisEventLog{
+		redisEventLogs: &redisEventLogs{
+			conn:    conn,
+			appendS: redis.NewScript(eventAppendLua),
+			after:   redis.NewScript(eventAfterLua),
+			snapsh:  redis.NewScript(eventSnapshotLua),
+		},
+		o: EventLogOptions{}.withDefaults(),
+	}
+}
+
+func (l redisEventLog) Bounded(o EventLogOptions) EventLog {
+	return redisEventLog{redisEventLogs: l.redisEventLogs, o: o.withDefaults()}
+}
+
+func (l redisEventLog) keys(agent, taskID string) []string {
+	ref := Ref{Kind: RefTask, ID: taskID}
+	k := l.conn.keys
+	return []string{k.refTagged(eventLogFamily, agent, ref), k.refTagged(eventIDsFamily, agent, ref), k.refTagged(eventSnapshotFamily, agent, ref)}
+}
+
+func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
+	if err := l.conn.gate.check(); err != nil {
+		return 0, false, err
+	}
+	at, err := checkAppend(agent, taskID, id, payload, at)
+	if err != nil {
+		return 0, false, err
+	}
+	res, err := l.appendS.Run(ctx, l.conn.client, l.keys(agent, taskID),
+		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, false, l.conn.fail("event log append", err)
+	}
+	if len(res) != 2 {
+		return 0, false, fmt.Errorf("store: event log append: unexpected reply %v", res)
+	}
+	return res[0], res[1] == 1, nil
+}
+
+func (l redisEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
+	if err := l.conn.gate.check(); err != nil {
+		return nil, false, err
+	}
+	if err := checkAfter(agent, taskID, id, limit); err != nil {
+		return nil, false, err
+	}
+	res, err := l.after.Run(ctx, l.conn.client, l.keys(agent, taskID)[:2], id, limit).Slice()
+	if err != nil {
+		return nil, false, l.conn.fail("event log after", err)
+	}
+	if len(res) < 1 || res[0] != int64(1) {
+		return nil, false, nil
+	}
+	var entries []any
+	if len(res) > 1 {
+		entries, _ = res[1].([]any)
+	}
+	out := make([]LoggedEvent, 0, len(entries))
+	for _, e := range entries {
+		ev, err := parseLoggedEvent(e)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: event log after: %w", err)
+		}
+		out = append(out, ev)
+	}
+	return out, true, nil
+}
+
+// parseLoggedEvent reads one XRANGE entry the append script wrote.
+func parseLoggedEvent(e any) (LoggedEvent, error) {
+	entry, _ := e.([]any)
+	if len(entry) != 2 {
+		return LoggedEvent{}, errors.New("malformed stream entry")
+	}
+	sid, _ := entry[0].(string)
+	fields, _ := entry[1].([]any)
+	seqText, _, _ := strings.Cut(sid, "-")
+	seq, err := strconv.ParseInt(seqText, 10, 64)
+	if err != nil || len(fields) != 6 {
+		return LoggedEvent{}, fmt.Errorf("malformed stream entry %.32q", sid)
+	}
+	id, _ := fields[1].(string)
+	atText, _ := fields[3].(string)
+	pl, _ := fields[5].(string)
+	at, err := strconv.ParseInt(atText, 10, 64)
+	if err != nil || id == "" {
+		return LoggedEvent{}, fmt.Errorf("malformed stream entry %.32q", sid)
+	}
+	return LoggedEvent{Seq: seq, ID: id, Payload: []byte(pl), At: unixNanoTime(at)}, nil
+}
+
+func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int64, []byte, bool, error) {
+	if err := l.conn.gate.check(); err != nil {
+		return 0, nil, false, err
+	}
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return 0, nil, false, err
+	}
+	v, err := l.conn.client.Get(ctx, l.keys(agent, taskID)[2]).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, l.conn.fail("event log snapshot", err)
+	}
+	seqText, snap, ok := bytes.Cut(v, []byte{'|'})
+	seq, err := strconv.ParseInt(string(seqText), 10, 64)
+	if !ok || err != nil {
+		return 0, nil, false, errors.New("store: event log snapshot: malformed record")
+	}
+	return seq, snap, true, nil
+}
+
+func (l redisEventLog) SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
+	if err := l.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkSnapshot(agent, taskID, seq, snapshot); err != nil {
+		return false, err
+	}
+	n, err := l.snapsh.Run(ctx, l.conn.client, l.keys(agent, taskID)[2:], seq, snapshot, l.o.Retention.Milliseconds()).Int()
+	if err != nil {
+		return false, l.conn.fail("event log save snapshot", err)
+	}
+	return n == 1, nil
+}

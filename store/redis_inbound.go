@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Push-source keys: one string per task, on the task's hash tag, holding
+// the record as JSON and expiring with the ttl of the last Put:
+//
+//	<prefix>:psrc:{<agent>:t:<task id>}   {"v":1,"h":holder,"s":secret digest}
+const pushSourceFamily = "psrc"
+
+// pushSourceFormat is the v of every record.
+const pushSourceFormat = 1
+
+type pushSourceRecord struct {
+	V      int    `json:"v"`
+	Holder string `json:"h"`
+	Secret []byte `json:"s,omitempty"`
+}
+
+type redisPushSources struct {
+	conn *redisConn
+}
+
+var _ PushSources = (*redisPushSources)(nil)
+
+func (r *redisPushSources) key(agent, taskID string) string {
+	return r.conn.keys.refTagged(pushSourceFamily, agent, Ref{Kind: RefTask, ID: taskID})
+}
+
+func (r *redisPushSources) Get(ctx context.Context, agent, taskID string) (PushSource, bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return PushSource{}, false, err
+	}
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return PushSource{}, false, err
+	}
+	raw, err := r.conn.client.Get(ctx, r.key(agent, taskID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return PushSource{}, false, nil
+	}
+	if err != nil {
+		return PushSource{}, false, r.conn.fail("push source get", err)
+	}
+	var rec pushSourceRecord
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != pushSourceFormat {
+		return PushSource{}, false, fmt.Errorf("store: push source record of task %.64q is unreadable", taskID)
+	}
+	return PushSource{Agent: agent, TaskID: taskID, Holder: rec.Holder, SecretHash: rec.Secret}, true, nil
+}
+
+func (r *redisPushSources) Put(ctx context.Context, s PushSource, ttl time.Duration) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	s, err := checkPushSource(s, ttl)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(pushSourceRecord{V: pushSourceFormat, Holder: s.Holder, Secret: s.SecretHash})
+	if err != nil {
+		return err
+	}
+	if err := r.conn.client.Set(ctx, r.key(s.Agent, s.TaskID), raw, ttl).Err(); err != nil {
+		return r.conn.fail("push source put", err)
+	}
+	return nil
+}
+
+func (r *redisPushSources) Delete(ctx context.Context, agent, taskID string) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkTaskRef(agent, taskID); err != nil {
+		return err
+	}
+	if err := r.conn.client.Del(ctx, r.key(agent, taskID)).Err(); err != nil {
+		return r.conn.fail("push source delete", err)
+	}
+	return nil
+}
