@@ -49,7 +49,7 @@ func TestInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := os.MkdirTemp("/tmp/scratch", "run")
+	dir := t.TempDir()
 
 	t.Log("building the gateway")
 	bin, err := buildGateway(ctx, dir)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/interop/internal/probe"
 	"github.com/a2a-gateway/a2a-gateway/interop/internal/report"
-	"github.com/a2a-gateway/a2a-gateway/interop/internal/webhook"
 )
 
 const streamChunks = 3
@@ -263,63 +262,6 @@ func casePushConfig(ctx context.Context, e *env) (string, error) {
 		return "", fmt.Errorf("list after delete: %q still has %s", after, cfgID)
 	}
 	return fmt.Sprintf("config %s created, read, listed and deleted", cfgID), nil
-}
-
-func casePushRelay(ctx context.Context, e *env) (string, error) {
-	t, err := sendTask(ctx, e, userMessage("input"), "send")
-	if err != nil {
-		return "", err
-	}
-	hook := e.probe.NewHook(a2a.NewMessageID())
-	token := a2a.NewMessageID()
-	if _, err := e.client.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{
-		TaskID: t.ID,
-		Config: a2a.PushConfig{ID: "cfg-" + hook.ID, URL: hook.URL, Token: token},
-	}); err != nil {
-		return "", fmt.Errorf("create: %w", err)
-	}
-	// The relay's first notification is the task as it is when the relay
-	// starts following it; resuming only then makes the sequence the
-	// receiver gets independent of how fast the relay picks the task up.
-	if _, err := waitNotifications(ctx, e, hook.ID, func(ds []webhook.Delivery) bool { return len(ds) > 0 }); err != nil {
-		return "", fmt.Errorf("webhook: no first notification for task %s: %w", t.ID, err)
-	}
-	done, err := sendTask(ctx, e, followUp(t, "resume push"), "resume")
-	if err != nil {
-		return "", err
-	}
-	if err := expectState(done, a2a.TaskStateCompleted, "resume"); err != nil {
-		return "", err
-	}
-	ds, err := waitNotifications(ctx, e, hook.ID, func(ds []webhook.Delivery) bool {
-		return slices.ContainsFunc(ds, func(d webhook.Delivery) bool { return d.State == "completed" })
-	})
-	if err != nil {
-		return "", fmt.Errorf("webhook: no completed notification for task %s after %q: %w", t.ID, events(ds), err)
-	}
-	view, err := e.probe.Task(ctx, string(t.ID))
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("events %q; agent given %q", events(ds), view.PushURLs), nil
-}
-
-func waitNotifications(ctx context.Context, e *env, hookID string, until func([]webhook.Delivery) bool) ([]webhook.Delivery, error) {
-	var ds []webhook.Delivery
-	err := probe.Poll(ctx, func() (bool, error) {
-		var err error
-		ds, err = e.probe.Deliveries(ctx, hookID)
-		return err == nil && until(ds), err
-	})
-	return ds, err
-}
-
-func events(ds []webhook.Delivery) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = fmt.Sprintf("%s id=%s v=%v %s tok=%d", d.Event, d.ID, d.Verified, d.SignatureError, len(d.Token))
-	}
-	return out
 }
 
 func expectTaskNotFound(what string, err error) error {

@@ -2,7 +2,7 @@
 // one agent through the gateway, and prints the results as one JSON line:
 //
 //   {"sdk": "@a2a-js/sdk", "sdkVersion": "1.3.0",
-//    "cases": [{"case": "send", "status": "pass|fail|pending", "detail": "..."}]}
+//    "cases": [{"case": "send", "status": "pass|fail", "detail": "..."}]}
 //
 //   INTEROP_TOKEN=<caller's bearer token> INTEROP_OTHER_TOKEN=<another tenant's token> \
 //   node js/client.mjs --base http://127.0.0.1:8080/agents/js --binding JSONRPC --version 1.0 \
@@ -20,7 +20,7 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
-import { cases, Pending } from './lib/cases.mjs';
+import { cases } from './lib/cases.mjs';
 import { Probes } from './lib/probes.mjs';
 
 const CASE_TIMEOUT_MS = 30000;
@@ -155,7 +155,7 @@ async function main() {
       const detail = await withTimeout((signal) => cases[name](env, signal));
       results.push({ case: name, status: 'pass', detail });
     } catch (err) {
-      results.push({ case: name, status: err instanceof Pending ? 'pending' : 'fail', detail: failure(err) });
+      results.push({ case: name, status: 'fail', detail: failure(err) });
     }
   }
   process.stdout.write(JSON.stringify({ sdk: '@a2a-js/sdk', sdkVersion: sdkVersion(), cases: results }) + '\n');

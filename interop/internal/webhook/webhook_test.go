@@ -7,59 +7,25 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
-func TestParse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want Delivery
-	}{
-		{
-			name: "0.3 task (a2a-go sender, @a2a-js/sdk v0.3 serializer)",
-			body: `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"completed"}}`,
-			want: Delivery{TaskID: "t1", State: "completed", Kind: "task"},
-		},
-		{
-			name: "0.3 status update",
-			body: `{"kind":"status-update","taskId":"t2","contextId":"c1","status":{"state":"working"},"final":false}`,
-			want: Delivery{TaskID: "t2", State: "working", Kind: "status_update"},
-		},
-		{
-			name: "1.0 StreamResponse with a task",
-			body: `{"task":{"id":"t3","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}}`,
-			want: Delivery{TaskID: "t3", State: "input-required", Kind: "task"},
-		},
-		{
-			name: "1.0 StreamResponse with an artifact update has no state",
-			body: `{"artifactUpdate":{"taskId":"t4","contextId":"c1","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}`,
-			want: Delivery{TaskID: "t4", Kind: "artifact_update"},
-		},
+func post(t *testing.T, url, token string, body []byte) int {
+	t.Helper()
+	h := http.Header{"Content-Type": {"application/a2a+json"}}
+	if token != "" {
+		h.Set("X-A2A-Notification-Token", token)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Parse([]byte(tt.body)); got != tt.want {
-				t.Errorf("Parse = %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-	for _, bad := range []string{`not json`, `{"hello":"world"}`, `[]`} {
-		if d := Parse([]byte(bad)); d.Error == "" {
-			t.Errorf("Parse(%q) = %+v, want an error", bad, d)
-		}
-	}
+	return postWith(t, url, h, body)
 }
 
-func post(t *testing.T, url, token string, body []byte) int {
+func postWith(t *testing.T, url string, h http.Header, body []byte) int {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/a2a+json")
-	if token != "" {
-		req.Header.Set("X-A2A-Notification-Token", token)
-	}
+	req.Header = h
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -88,21 +54,33 @@ func deliveries(t *testing.T, url string) []Delivery {
 }
 
 func TestReceiver(t *testing.T) {
-	srv := httptest.NewServer(New())
+	keys := newTestKeys(t, "k1")
+	r := New()
+	srv := httptest.NewServer(r)
 	defer srv.Close()
+	r.Trust(keys.url(), testIssuer)
 
 	task := []byte(`{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
-	if code := post(t, srv.URL+"/hooks/h1", "secret-1", task); code != http.StatusNoContent {
+	hookURL := srv.URL + "/hooks/h1"
+	h := http.Header{
+		"Content-Type":             {"application/a2a+json"},
+		"X-A2A-Notification-Token": {"secret-1"},
+		"Authorization":            {"Bearer " + signJWT(t, keys.get("k1"), "k1", gatewayClaims(hookURL, "n-1", "t1", task, time.Now()))},
+	}
+	if code := postWith(t, hookURL, h, task); code != http.StatusNoContent {
 		t.Fatalf("valid notification: HTTP %d", code)
 	}
-	if code := post(t, srv.URL+"/hooks/h1", "", []byte(`garbage`)); code != http.StatusBadRequest {
+	if code := post(t, hookURL, "", []byte(`garbage`)); code != http.StatusBadRequest {
 		t.Fatalf("garbage: HTTP %d, want 400", code)
 	}
 	got := deliveries(t, srv.URL+"/deliveries/h1")
 	if len(got) != 2 {
 		t.Fatalf("deliveries %+v, want 2", got)
 	}
-	want := Delivery{TaskID: "t1", State: "completed", Kind: "task", ContentType: "application/a2a+json", Token: "secret-1"}
+	want := Delivery{
+		TaskID: "t1", State: "completed", Kind: "task", Event: "task:completed",
+		ContentType: "application/a2a+json", Token: "secret-1", ID: "n-1", Verified: true,
+	}
 	if got[0] != want {
 		t.Errorf("first delivery %+v, want %+v", got[0], want)
 	}

@@ -1,16 +1,28 @@
 // The interop cases as run by the @a2a-js/sdk client. Each case returns a
-// short description of what it saw when it passes, throws an Error when it
-// fails, and throws Pending when the behaviour it checks does not exist yet.
-// interop/goclient runs the same cases with the a2a-go client.
+// short description of what it saw when it passes and throws an Error when
+// it fails. interop/goclient runs the same cases with the a2a-go client.
 
 import { TaskState } from '@a2a-js/sdk';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { artifactTexts, asTask, describeEvent, eventTaskId, sendRequest, stateName, userMessage } from './a2a.mjs';
 
-export class Pending extends Error {}
-
 const STREAM_CHUNKS = 3;
 const MAX_LIST_PAGES = 10;
+
+// What a consumer is sent for the push relay case's task, by the version
+// it registered in: in 1.0 one StreamResponse per event, in 0.3 the full
+// task after each event; from the task as the relay first finds it to its
+// end.
+const PUSH_RELAY = {
+  '1.0': {
+    contentType: 'application/a2a+json',
+    events: ['task:input-required', 'status:working', 'artifact:resumed: resume push', 'status:completed'],
+  },
+  '0.3': {
+    contentType: 'application/json',
+    events: ['task:input-required', 'task:working', 'task:working [resumed: resume push]', 'task:completed [resumed: resume push]'],
+  },
+};
 
 function expect(cond, msg) {
   if (!cond) {
@@ -37,9 +49,6 @@ async function step(what, fn) {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof Pending) {
-      throw err;
-    }
     throw new Error(`${what}: ${err?.message ?? err}`, { cause: err });
   }
 }
@@ -254,7 +263,13 @@ export const cases = {
     return `config ${created.id} created, read, listed and deleted`;
   },
 
-  async push_relay({ client, probes }, signal) {
+  // Registers a webhook for a task waiting for input, resumes the task,
+  // and checks that the receiver got every event in order through to the
+  // end, each signed by the gateway and carrying the configured token, and
+  // that the agent was never given the consumer's URL (the agent's probe
+  // lists the push URLs it was given).
+  async push_relay({ client, probes, version }, signal) {
+    const want = PUSH_RELAY[version];
     const task = await sendTask(client, userMessage('input'), signal, 'send');
     const hook = probes.hook();
     const token = crypto.randomUUID();
@@ -264,20 +279,40 @@ export const cases = {
         { signal },
       ),
     );
-    await step(`webhook: waiting for the first notification of task ${task.id}`, () =>
+    // The relay's first notification is the task as the relay finds it when
+    // it starts following the task; resuming only then makes what the
+    // receiver gets independent of how soon that is.
+    await step(`webhook: no notification for task ${task.id}`, () =>
       probes.waitFor(() => probes.deliveries(hook.id, signal), (ds) => ds.length > 0, signal),
     );
     const done = await sendTask(client, userMessage('resume push', { taskId: task.id, contextId: task.contextId }), signal, 'resume');
     expectState(done, 'completed', 'resume');
-    const deliveries = await step(`webhook: waiting for the completed notification of task ${task.id}`, () =>
+    const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
       probes.waitFor(
         () => probes.deliveries(hook.id, signal),
         (ds) => ds.some((d) => d.state === 'completed'),
         signal,
       ),
     );
-    const held = (await step('probe', () => probes.task(task.id, signal))).pushUrls;
-    return `events ${JSON.stringify(deliveries.map((d) => `${d.event} id=${d.id} v=${d.verified} ${d.signatureError ?? ''} tok=${d.token.length}`))}; agent given ${JSON.stringify(held)}`;
+    const got = [];
+    const seen = new Set();
+    deliveries.forEach((d, i) => {
+      const what = `webhook: delivery ${i + 1} (${d.event})`;
+      expect(!d.error, `${what} is unreadable: ${d.error}`);
+      expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
+      expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
+      expect(d.token === token, `${what} does not carry the configured token`);
+      expect(d.contentType.startsWith(want.contentType), `${what} has Content-Type ${d.contentType}, want ${want.contentType}`);
+      // A retry repeats its notification's id.
+      if (!seen.has(d.id)) {
+        seen.add(d.id);
+        got.push(d.event);
+      }
+    });
+    expectSequence(got, want.events, 'webhook: notifications');
+    const given = (await step('probe', () => probes.task(task.id, signal))).pushUrls;
+    expect(!given.includes(hook.url), `the agent was given the consumer's webhook URL (it holds ${JSON.stringify(given)})`);
+    return `${got.length} notifications in order, signed by the gateway; the agent was given only ${JSON.stringify(given)}`;
   },
 
   async tenant_isolation({ client, other }, signal) {

@@ -47,7 +47,11 @@ export class Probes {
     return { id, url: `${this.webhookBase}/hooks/${id}` };
   }
 
-  /** Deliveries the receiver got on a hook: [{taskId, state, contentType, token}]. */
+  /**
+   * Deliveries the receiver got on a hook, oldest first: [{taskId, state,
+   * event, contentType, token, id, verified, signatureError, error}]
+   * (interop/internal/webhook's Delivery).
+   */
   async deliveries(hookId, signal) {
     const body = await getJSON(`${this.webhookBase}/deliveries/${encodeURIComponent(hookId)}`, signal);
     return body.deliveries;
