@@ -246,9 +246,11 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		}
 	case err != nil && proxy.NotSent(err):
 		settle = func(ctx context.Context) { d.release(ctx, s, q, "the agent could not be reached") }
-	case err != nil && !proxy.FromAgent(err) && tee.code == 0:
+	case err != nil && !s.Sent() && tee.code == 0:
 		// A later stage refused the send before it was forwarded: the retry
 		// must get the same refusal, or the send once allowed, not a wait.
+		// Once sent, an error (an answer that could not be recorded, for
+		// one) leaves the claim held: the agent did the work.
 		settle = func(ctx context.Context) { d.release(ctx, s, q, "refused before reaching the agent") }
 	default:
 		// Timeouts and dropped answers may have been processed: the claim

@@ -346,3 +346,43 @@ func TestDedupeReleasesRefusedSends(t *testing.T) {
 		t.Fatalf("%d refused sends reached the agent", got)
 	}
 }
+
+// A send that reached the agent keeps its claim even when its answer
+// cannot be recorded (the gateway withholds an answer it cannot record as
+// the caller's): the agent did the work, so a retry must wait for the
+// claim, not reach the agent again. Redis's ACL refuses the ownership
+// records (the only key family starting with "o") while allowing the rest.
+func TestDedupeKeepsClaimOfASentSend(t *testing.T) {
+	srv := redistest.Start(t)
+	env := gwtest.Start(t, func(c *config.Config) {
+		c.Store.Redis.Addrs = []string{srv.Addr()}
+		c.Store.KeyPrefix = "gw"
+		c.Dedupe.Lease = duration.Duration(time.Minute)
+		c.Dedupe.Wait = duration.Duration(time.Second)
+	})
+	tok := env.Token(t, "acme", "alice")
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "resetkeys", "~gw:[^o]*").Err(); err != nil {
+		t.Fatal(err)
+	}
+	resp, b := env.Do(t, http.MethodPost, env.AgentBase+"/", tok, "1.0", sendBody("m-sent", "complete"))
+	if ev, _ := a2a.ParseRPCEvent(b); resp.StatusCode == http.StatusOK && ev.Kind != a2a.EventError {
+		t.Fatalf("an answer that could not be recorded was released: %d %s", resp.StatusCode, b)
+	}
+	if got := sendsReaching(env, "m-sent"); got != 1 {
+		t.Fatalf("the send reached the agent %d times, want 1", got)
+	}
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "default", "allkeys").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		_, b := env.Do(t, http.MethodPost, env.AgentBase+"/", tok, "1.0", sendBody("m-sent", "complete"))
+		if ev, _ := a2a.ParseRPCEvent(b); ev.Kind != a2a.EventError {
+			t.Fatalf("retry %d was answered with a task while the first try's claim is held: %s", i, b)
+		}
+	}
+	if got := sendsReaching(env, "m-sent"); got != 1 {
+		t.Fatalf("retries reached the agent: %d sends, want 1", got)
+	}
+}

@@ -46,8 +46,11 @@ type pushRelay struct {
 	deliver  *push.Deliverer
 	relay    *push.Relay
 	configs  store.PushConfigs
-	m        *metrics.Push
-	log      *slog.Logger
+	// sink publishes what the proxy observes: the subscriber's Publish
+	// (set by startPushSources), which publishes a failed event again.
+	sink func(context.Context, push.Event) error
+	m    *metrics.Push
+	log  *slog.Logger
 	// opsToken is the SHA-256 of the ops token that guards the dead-letter
 	// API; nil refuses every call.
 	opsToken []byte
@@ -460,7 +463,7 @@ func (o *inlineConfig) Observe(ctx context.Context, s *proxy.Scope, ev a2a.Event
 
 // publish hands one answer or stream event to the relay. A failure is
 // logged, not shown to the caller: the caller's own answer does not depend
-// on it, and the task's subscriber republishes what was missed.
+// on it, and the event is published again once the store is back.
 func (p *pushRelay) publish(ctx context.Context, s *proxy.Scope, ev a2a.Event, payload []byte) {
 	switch ev.Kind {
 	case a2a.EventTask, a2a.EventStatusUpdate, a2a.EventArtifactUpdate:
@@ -480,12 +483,15 @@ func (p *pushRelay) publish(ctx context.Context, s *proxy.Scope, ev a2a.Event, p
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushPublishTimeout)
 	defer cancel()
-	_, err := p.relay.Publish(ctx, push.Event{
+	// A stream's event comes named already (its SSE id), and marks the
+	// task live: the subscriber need not follow it upstream meanwhile.
+	err := p.sink(ctx, push.Event{
 		Agent: s.Agent.Name, TaskID: ev.TaskID, ContextID: ev.ContextID, Version: s.Op.Version,
 		Kind: ev.Kind, State: ev.State, Payload: result, At: time.Now(),
+		ID: s.StreamEventID(), Live: s.Op.Method.Streaming(),
 	})
 	if err != nil {
-		s.Log().Warn("push: event not published", "task_id", ev.TaskID, "err", err)
+		s.Log().Warn("push: event not published yet", "task_id", ev.TaskID, "err", err)
 	}
 }
 

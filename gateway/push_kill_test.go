@@ -28,6 +28,14 @@ import (
 // tasks are taken over soon after it runs out.
 const killLease = 2 * time.Second
 
+// Delivery leases are as short as a notification's timeout allows, so a
+// receiver whose queue the killed holder was delivering is taken over
+// soon too.
+const (
+	killDeliveryTimeout = time.Second
+	killDeliveryLease   = 2 * killDeliveryTimeout
+)
+
 // gatewayProc is one gateway process.
 type gatewayProc struct {
 	cmd         *exec.Cmd
@@ -124,6 +132,8 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 			Delivery: config.PushDelivery{
 				Schedule:     []duration.Duration{duration.Duration(50 * time.Millisecond), duration.Duration(100 * time.Millisecond)},
 				PollInterval: duration.Duration(20 * time.Millisecond),
+				Timeout:      duration.Duration(killDeliveryTimeout),
+				LeaseTTL:     duration.Duration(killDeliveryLease),
 			},
 		},
 		Agents: []config.Agent{{Name: "demo", URL: agentSrv.URL, Push: src}},
@@ -178,13 +188,15 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 		t.Fatalf("the survivor did not subscribe to the task; its log:\n%s", survivor.logs.String())
 	}
 
-	// A delivery the killed process had claimed waits for its claim to
-	// run out before the survivor delivers it: give it that long.
-	deadline := time.Now().Add(90 * time.Second)
+	// A delivery the killed process had claimed waits for its claim
+	// (killDeliveryLease) to run out before the survivor delivers it.
+	deadline := time.Now().Add(testTimeout)
 	var p progress
+	var ended time.Time
 	for {
 		p = readProgress(t, a2a.V10, rcv.acked())
 		if len(p.states) > 0 && p.states[len(p.states)-1].Terminal() {
+			ended = time.Now()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -198,6 +210,7 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 	for _, call := range acked {
 		unique[call.id()] = true
 	}
-	t.Logf("holder killed after %d of %d parts; takeover %s after the kill (lease %s); %d notifications acknowledged, %d distinct, %d duplicates (same notification id)",
-		partsAtKill, parts, takeover.Round(time.Millisecond), killLease, len(acked), len(unique), len(acked)-len(unique))
+	t.Logf("holder killed after %d of %d parts; takeover %s after the kill (lease %s); terminal notification %s after the kill (delivery lease %s); %d notifications acknowledged, %d distinct, %d duplicates (same notification id)",
+		partsAtKill, parts, takeover.Round(time.Millisecond), killLease, ended.Sub(killed).Round(time.Millisecond), killDeliveryLease,
+		len(acked), len(unique), len(acked)-len(unique))
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/authflow"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
@@ -67,12 +68,16 @@ func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy
 		InboundURL:   cfg.PublicURL + strings.TrimSuffix(push.InboundPath, "/"),
 		Holder:       replicaName(),
 		ScanInterval: scan,
+		Observe:      g.trackAuth(log),
 		Metrics:      sourceMetrics{m},
 		Logger:       log,
 	})
 	if err != nil {
 		return nil, err
 	}
+	// What the proxy observes goes through the subscriber, which publishes
+	// it again when the store fails to take it.
+	g.push.sink = sub.Publish
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &pushSources{
 		sub: sub, inbound: sub.Inbound(int64(cfg.Limits.MaxEventBytes)), orphan: cfg.Lifecycle.OrphanAfter.D(),
@@ -118,6 +123,24 @@ func (g *Gateway) onWatchdog(ctx context.Context, agent, taskID, action string, 
 	}
 	if err := ps.sub.Watchdog(ctx, agent, taskID, n); err != nil {
 		ps.log.Warn("push: watchdog notification not published", "agent", agent, "task_id", taskID, "action", action, "err", err)
+	}
+}
+
+// trackAuth shows the auth flow the events the sources saw, which never
+// passed through the proxy's observers: an agent that asks for a
+// credential in a push or in an upstream stream opens a challenge too.
+func (g *Gateway) trackAuth(log *slog.Logger) func(context.Context, push.Event) {
+	if g.auth == nil {
+		return nil
+	}
+	return func(ctx context.Context, ev push.Event) {
+		err := g.auth.Track(ctx, authflow.Event{
+			Agent: ev.Agent, TaskID: ev.TaskID, ContextID: ev.ContextID,
+			Version: ev.Version, Kind: ev.Kind, State: ev.State, Result: ev.Payload,
+		})
+		if err != nil {
+			log.Warn("auth flow: task event from a push source not applied", "agent", ev.Agent, "task_id", ev.TaskID, "state", ev.State.String(), "err", err)
+		}
 	}
 }
 

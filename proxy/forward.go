@@ -81,6 +81,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	if s.Op.Method.Streaming() {
 		pool = s.Agent.streams
 	}
+	s.sent = true
 	resp, err := pool.RoundTrip(req)
 	if headersLate != nil && !headersLate.Stop() && err == nil {
 		// The deadline fired as the headers arrived: the stream is already
@@ -125,13 +126,6 @@ type upstreamFailure struct {
 
 func (u *upstreamFailure) Error() string { return u.err.Error() }
 func (u *upstreamFailure) Unwrap() error { return u.a2aErr }
-
-// FromAgent reports whether err came from the exchange with the agent (as
-// opposed to a stage refusing the request before it was sent).
-func FromAgent(err error) bool {
-	var uf *upstreamFailure
-	return errors.As(err, &uf) || errors.Is(err, ErrClientGone)
-}
 
 // NotSent reports whether err means the request provably never reached the
 // agent: the connection could not be made. Anything else (a timeout, a

@@ -40,7 +40,16 @@ type Scope struct {
 	observers []Observer
 	// streamGate, when set, decides which relayed events are written.
 	streamGate StreamGate
+	// eventID is the id of the stream event being observed (streamid.go).
+	eventID string
+	// sent is set when the request is handed to the agent's transport.
+	sent bool
 }
+
+// Sent reports whether the request was handed to the agent: from then on
+// the agent may have processed it, whatever the caller is answered (an
+// answer that cannot be recorded is withheld, but the work was done).
+func (s *Scope) Sent() bool { return s.sent }
 
 // Log is the request's logger, carrying its agent, operation and, once
 // known, its caller.

@@ -45,19 +45,29 @@ func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte) {
 }
 
 // observeStream observes one stream event like observe and names it. The
-// id is taken from the agent's bytes, as the observers saw them, not from
-// what a rewriter made of them for the caller.
+// id is taken from the agent's bytes, as the observers see them, not from
+// what a rewriter made of them for the caller; observers read it with
+// Scope.StreamEventID instead of computing it again.
 func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out []byte, id string, err error) {
 	if g.eventID == nil {
 		out, err = g.observe(ctx, s, data)
 		return out, "", err
 	}
 	ev, result := parsePayload(s, data)
-	if out, err = g.observeParsed(ctx, s, ev, data); err != nil {
+	id = g.eventID(s, ev, result)
+	s.eventID = id
+	out, err = g.observeParsed(ctx, s, ev, data)
+	s.eventID = ""
+	if err != nil {
 		return nil, "", err
 	}
-	return out, g.eventID(s, ev, result), nil
+	return out, id, nil
 }
+
+// StreamEventID is the id of the stream event being observed, as the
+// gateway's StreamEventID hook named it; empty outside a stream event's
+// observation or when the event has none.
+func (s *Scope) StreamEventID() string { return s.eventID }
 
 // writeEvent writes one relayed event, with id as its only id field when
 // there is one.

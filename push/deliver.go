@@ -350,6 +350,8 @@ type Deliverer struct {
 
 	mu     sync.Mutex
 	active map[string]*endpointRun
+	// run is set while Run runs, for Enqueue's claims (handoff.go).
+	run *runState
 }
 
 // endpointRun is the state of an endpoint a worker of this replica has.
@@ -408,17 +410,14 @@ func (d *Deliverer) Enqueue(ctx context.Context, n store.Delivery) error {
 	if !validID(n.ID) {
 		return fmt.Errorf("push: enqueue: %w: notification id must be 1-%d visible ASCII characters without '.'", store.ErrInvalidArgument, maxIDBytes)
 	}
+	if handled, err := d.enqueueClaim(ctx, n); handled {
+		return err
+	}
 	queued, err := d.st.Enqueue(ctx, n)
 	if err != nil {
 		return fmt.Errorf("push: enqueue notification %s: %w", n.ID, err)
 	}
-	if queued {
-		d.m.Queued()
-	}
-	select {
-	case d.hints <- n.Endpoint:
-	default: // the scheduler is busy; its next poll finds the endpoint
-	}
+	d.enqueued(n.Endpoint, queued)
 	return nil
 }
 
@@ -432,6 +431,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	d.setRun(&runState{ctx: ctx, wg: &wg})
+	defer d.setRun(nil)
 	wg.Go(func() { d.reportBacklog(ctx) })
 	poll := time.NewTicker(d.o.PollInterval)
 	defer poll.Stop()
@@ -492,7 +493,7 @@ func (d *Deliverer) start(ctx context.Context, wg *sync.WaitGroup, ep string) {
 		return
 	}
 	d.active[ep] = &endpointRun{}
-	wg.Go(func() { d.work(ctx, ep) })
+	wg.Go(func() { d.work(ctx, ep, nil) })
 }
 
 // drainOutcome says why a worker stopped delivering an endpoint.
@@ -506,8 +507,9 @@ const (
 	released                     // the queue is empty and given back already
 )
 
-// work claims ep and delivers its queue.
-func (d *Deliverer) work(ctx context.Context, ep string) {
+// work claims ep and delivers its queue; first, when set, is its head,
+// claimed already by the enqueue that started the worker.
+func (d *Deliverer) work(ctx context.Context, ep string, first *queueHead) {
 	yield := false
 	defer func() {
 		d.mu.Lock()
@@ -522,7 +524,7 @@ func (d *Deliverer) work(ctx context.Context, ep string) {
 		}
 	}()
 	for {
-		ok, h, err := d.claim(ctx, ep)
+		ok, h, err := d.claimOr(ctx, ep, &first)
 		if err != nil {
 			d.storeError("claim an endpoint", err)
 			return

@@ -34,7 +34,8 @@ const inboundTimeout = 10 * time.Second
 // StreamResponse, whose status or artifact update is applied to the
 // task's lifecycle and published. The answer, 204, comes once the event
 // is in the durable queue; a store failure answers 503, so the agent
-// sends the notification again.
+// sends the notification again, and the task's holder on this replica
+// reads the task soon, in case it does not.
 //
 // Ordering: each notification is published before it is answered, so an
 // agent that sends a task's notifications one after the other, each once
@@ -56,6 +57,9 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 			var err error
 			if ok, err = s.verifyInbound(ctx, ref, r.Header.Get(a2a.NotificationTokenHeader)); err != nil {
 				s.log.Warn("push: inbound notification not checked: the store did not answer", "agent", ref.Agent, "task_id", ref.TaskID, "error", err)
+				// The agent may not send it again: if this replica
+				// follows the task, it reads it soon instead.
+				s.nudge(ref)
 				http.Error(w, "try again later", http.StatusServiceUnavailable)
 				return
 			}
@@ -86,6 +90,7 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 		tv.mu.Unlock()
 		if _, _, err := s.apply(ctx, ref, payloadVersion(body), ev, body); err != nil {
 			s.log.Warn("push: inbound notification not published", "agent", ref.Agent, "task_id", ref.TaskID, "error", err)
+			s.nudge(ref)
 			http.Error(w, "try again later", http.StatusServiceUnavailable)
 			return
 		}

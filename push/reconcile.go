@@ -35,6 +35,9 @@ type taskView struct {
 	lastID string
 	// snap is the folded snapshot; nil while the log is empty.
 	snap []byte
+	// status is the last logged event that set the task's status; nil
+	// while there is none.
+	status *Event
 	// pushed is when the agent last pushed a notification natively.
 	pushed time.Time
 }
@@ -87,7 +90,7 @@ func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) er
 			return fmt.Errorf("read the event log: %w", err)
 		}
 		if !found && tv.lastID != "" {
-			tv.lastID, tv.snap = "", nil
+			tv.lastID, tv.snap, tv.status = "", nil, nil
 			continue
 		}
 		for _, le := range events {
@@ -99,6 +102,11 @@ func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) er
 				return fmt.Errorf("fold logged event %s: %w", le.ID, err)
 			}
 			tv.lastID = le.ID
+			if ev.Kind != a2a.EventArtifactUpdate && ev.State != a2a.StateUnknown {
+				// Published again, it must be the same event: same id.
+				ev.ID, ev.At = le.ID, le.At
+				tv.status = &ev
+			}
 		}
 		if len(events) < store.MaxEventLogReadLimit {
 			return nil

@@ -27,6 +27,12 @@ type Event struct {
 	Payload []byte
 	// At is when the event happened; zero means now.
 	At time.Time
+	// ID is EventID(Payload) when the caller has it already (a relayed
+	// stream names each event with it); empty: Publish computes it.
+	ID string
+	// Live says a client's stream of the task carries the event: its
+	// publication renews the task's live mark (live.go).
+	Live bool
 }
 
 // Published says what Publish did with an event.
@@ -59,7 +65,10 @@ type RelayOptions struct {
 	// WebhookSecret returns the Standard Webhooks secret of a tenant's
 	// notifications, nil for none; nil means none for everyone.
 	WebhookSecret func(tenant string) []byte
-	Logger        *slog.Logger
+	// LiveTTL is how long a task stays marked live after an Event.Live was
+	// published (live.go); 0 means DefaultLiveTTL.
+	LiveTTL time.Duration
+	Logger  *slog.Logger
 }
 
 // Relay turns task events into notifications: it logs every event in the
@@ -71,6 +80,7 @@ type Relay struct {
 	queue    Enqueuer
 	policies *Policies
 	secret   func(string) []byte
+	liveTTL  time.Duration
 	log      *slog.Logger
 }
 
@@ -79,7 +89,13 @@ func NewRelay(o RelayOptions) (*Relay, error) {
 	if o.Configs == nil || o.Events == nil || o.Queue == nil {
 		return nil, errors.New("push: relay: the push configs, the event log and the queue are required")
 	}
-	r := &Relay{configs: o.Configs, events: o.Events, queue: o.Queue, policies: o.Policies, secret: o.WebhookSecret, log: o.Logger}
+	if o.LiveTTL < 0 || o.LiveTTL > store.MaxLiveMark {
+		return nil, fmt.Errorf("push: relay: the live mark's TTL must be between 0 and %s", store.MaxLiveMark)
+	}
+	r := &Relay{configs: o.Configs, events: o.Events, queue: o.Queue, policies: o.Policies, secret: o.WebhookSecret, liveTTL: o.LiveTTL, log: o.Logger}
+	if r.liveTTL == 0 {
+		r.liveTTL = DefaultLiveTTL
+	}
 	if r.secret == nil {
 		r.secret = func(string) []byte { return nil }
 	}
@@ -105,26 +121,22 @@ func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
-	id := EventID(ev.Payload)
-	// The configs are read while the event is logged: one round trip of
-	// latency for both.
-	var configs []store.PushConfig
-	var listErr error
-	listed := make(chan struct{})
-	go func() {
-		defer close(listed)
-		configs, listErr = r.configs.List(ctx, ev.Agent, ev.TaskID)
-	}()
-	seq, added, err := r.events.Append(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At)
-	<-listed
+	id := ev.ID
+	if id == "" {
+		id = EventID(ev.Payload)
+	}
+	var live time.Duration
+	if ev.Live {
+		live = r.liveTTL
+	}
+	// One round trip logs the event, reads the configs and renews the mark.
+	rec, err := r.events.Record(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At, live)
 	if err != nil {
 		return Published{}, fmt.Errorf("push: publish: log the event: %w", err)
 	}
-	p := Published{Seq: seq, ID: id, Duplicate: !added, Terminal: ev.Kind != a2a.EventArtifactUpdate && ev.State.Terminal()}
-	if listErr != nil {
-		return p, fmt.Errorf("push: publish: read the push configs: %w", listErr)
-	}
-	if len(configs) > 0 {
+	seq := rec.Seq
+	p := Published{Seq: seq, ID: id, Duplicate: !rec.Added, Terminal: ev.Kind != a2a.EventArtifactUpdate && ev.State.Terminal()}
+	if configs := rec.Configs; len(configs) > 0 {
 		if err := r.deliver(ctx, ev, seq, id, configs); err != nil {
 			return p, err
 		}
@@ -137,10 +149,13 @@ func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
 	return p, nil
 }
 
-// deliver enqueues ev, the event logged as seq, for every config.
+// deliver enqueues ev, the event logged as seq, for every config, in one
+// round trip when the queue takes several at once.
 func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, configs []store.PushConfig) error {
 	var bodies renderings
 	var errs []error
+	to := make([]store.PushConfig, 0, len(configs))
+	ds := make([]store.Delivery, 0, len(configs))
 	for _, c := range configs {
 		body, err := bodies.get(c.Version, func() ([]byte, error) { return r.render(ctx, ev, seq, c.Version) })
 		if errors.Is(err, a2a.ErrNotA2A) || errors.Is(err, store.ErrInvalidArgument) {
@@ -162,10 +177,11 @@ func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, con
 			r.log.Warn("push: notification cannot be encoded; push config skipped", "agent", c.Agent, "task", c.TaskID, "config", c.ID, "error", err)
 			continue
 		}
-		err = r.queue.Enqueue(ctx, store.Delivery{
-			ID: id, Endpoint: r.policies.endpoint(c), TaskID: c.TaskID, Payload: payload, Enqueued: ev.At,
-		})
-		switch {
+		to = append(to, c)
+		ds = append(ds, store.Delivery{ID: id, Endpoint: r.policies.endpoint(c), TaskID: c.TaskID, Payload: payload, Enqueued: ev.At})
+	}
+	for i, err := range enqueueAll(ctx, r.queue, ds) {
+		switch c := to[i]; {
 		case errors.Is(err, store.ErrEndpointDisabled):
 			r.dropConfig(ctx, c, "its receiver answered 410 Gone")
 		case err != nil:

@@ -16,10 +16,14 @@ import (
 // then not enqueued: only publishing that very event again enqueues it,
 // under its own notification id, which the queue deduplicates.
 
-// maxRetries bounds the events a replica keeps to publish again. Beyond it
-// an event is dropped, and logged: the follower's next reconciliation
-// still publishes what the event log missed.
-const maxRetries = 10000
+// maxRetries and maxRetryBytes (of payloads) bound the events a replica
+// keeps to publish again. Beyond them an event is dropped, and logged: the
+// follower's next reconciliation still publishes what the event log
+// missed.
+const (
+	maxRetries    = 10000
+	maxRetryBytes = 64 << 20
+)
 
 // retryTimeout bounds the store work of publishing one task's kept events.
 const retryTimeout = 10 * time.Second
@@ -36,10 +40,10 @@ type retry struct {
 
 // retries holds the kept events per task, oldest first.
 type retries struct {
-	mu    sync.Mutex
-	m     map[store.TaskRef][]retry
-	count int
-	next  uint64
+	mu           sync.Mutex
+	m            map[store.TaskRef][]retry
+	count, bytes int
+	next         uint64
 }
 
 func newRetries() *retries { return &retries{m: map[store.TaskRef][]retry{}} }
@@ -48,13 +52,14 @@ func newRetries() *retries { return &retries{m: map[store.TaskRef][]retry{}} }
 func (r *retries) add(ev Event, letGo bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.count >= maxRetries {
+	if r.count >= maxRetries || r.bytes+len(ev.Payload) > maxRetryBytes {
 		return false
 	}
 	r.next++
 	ref := store.TaskRef{Agent: ev.Agent, TaskID: ev.TaskID}
 	r.m[ref] = append(r.m[ref], retry{n: r.next, ev: ev, letGo: letGo})
 	r.count++
+	r.bytes += len(ev.Payload)
 	return true
 }
 
@@ -89,6 +94,7 @@ func (r *retries) done(ref store.TaskRef, n uint64) {
 		r.m[ref] = q[1:]
 	}
 	r.count--
+	r.bytes -= len(q[0].ev.Payload)
 }
 
 // refs lists the tasks with kept events.
@@ -143,9 +149,11 @@ func (s *Subscriber) Publish(ctx context.Context, ev Event) error {
 // replica to read the task soon.
 func (s *Subscriber) keep(ev Event, letGo bool) {
 	ref := store.TaskRef{Agent: ev.Agent, TaskID: ev.TaskID}
+	// Published later, it says nothing of a client's stream being live.
+	ev.Live = false
 	if !s.retries.add(ev, letGo) {
 		s.log.Warn("push: too many events wait to be published again; event dropped, the task's next reconciliation publishes what the log misses",
-			"agent", ev.Agent, "task_id", ev.TaskID, "limit", maxRetries)
+			"agent", ev.Agent, "task_id", ev.TaskID, "max_events", maxRetries, "max_bytes", maxRetryBytes)
 	}
 	s.nudge(ref)
 }

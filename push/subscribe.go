@@ -367,6 +367,8 @@ type follower struct {
 	tenant string
 	// repair is holding.repair.
 	repair <-chan struct{}
+	// liveChecked is when the task's live mark was last read (live.go).
+	liveChecked time.Time
 }
 
 // errDone ends a stream once the task's terminal event is published.
@@ -379,6 +381,10 @@ func (f *follower) run(ctx context.Context) {
 	}
 	mode := f.mode(ctx)
 	for mode != sourceDone && ctx.Err() == nil {
+		// A client's stream of the task publishes its events meanwhile.
+		if !f.awaitIdle(ctx) {
+			return
+		}
 		switch mode {
 		case SourceNative:
 			mode = f.native(ctx)
@@ -459,28 +465,44 @@ func (f *follower) params() a2a.TaskParams {
 }
 
 // stream follows the task's stream, opening it again until the task ends
-// or too many streams in a row fail; then it polls.
+// or too many streams in a row fail; then it polls. A stream given up
+// because the store failed is opened again after a backoff without
+// counting against the stream: the agent did nothing wrong.
 func (f *follower) stream(ctx context.Context) SourceMode {
-	failures := 0
+	failures, storeFailures := 0, 0
 	for opened := 0; ctx.Err() == nil; opened++ {
 		if opened > 0 {
 			f.s.o.Metrics.Resubscribed(f.a.Name)
 		}
 		news := false
+		var published error
 		err := f.s.o.Upstream.CallStream(ctx, f.ref.Agent, f.v, a2a.MethodSubscribe, f.params(), func(ev a2a.Event, res []byte) error {
 			if ev.TaskID != "" && ev.TaskID != f.ref.TaskID {
 				return nil
 			}
 			n, done, err := f.s.apply(ctx, f.ref, f.v, ev, res)
 			news = news || n
+			published = err
 			if err == nil && done {
 				err = errDone
+			}
+			if err == nil && f.liveAgain(ctx) {
+				err = errLive
 			}
 			return err
 		})
 		switch {
 		case errors.Is(err, errDone) || ctx.Err() != nil:
 			return sourceDone
+		case errors.Is(err, errLive):
+			return SourceStream // subscribed again once the mark lapses
+		case published != nil:
+			storeFailures++
+			f.s.log.Debug("push: event of a followed task not published; subscribing again", "agent", f.ref.Agent, "task_id", f.ref.TaskID, "error", published)
+			if !sleep(ctx, retryDelay(storeFailures, f.a.MaxBackoff)) {
+				return sourceDone
+			}
+			continue
 		case unsupported(err):
 			f.s.log.Info("push: the agent does not stream the task; polling it", "agent", f.ref.Agent, "task_id", f.ref.TaskID, "error", err)
 			return sourcePoll
@@ -512,6 +534,9 @@ func (f *follower) stream(ctx context.Context) SourceMode {
 // poll reads the task every PollInterval until it ends.
 func (f *follower) poll(ctx context.Context) SourceMode {
 	for ctx.Err() == nil {
+		if !f.awaitIdle(ctx) {
+			break
+		}
 		done, _, err := f.reconcile(ctx)
 		if done {
 			return sourceDone
@@ -545,33 +570,56 @@ func (f *follower) native(ctx context.Context) SourceMode {
 			return sourceDone
 		}
 	}
-	for ctx.Err() == nil {
+	for failures := 0; ctx.Err() == nil; {
 		// What happened before the registration is only in the task.
 		done, _, err := f.reconcile(ctx)
 		if done {
 			return sourceDone
 		}
 		if err != nil {
+			// A read or publication that failed is tried again after a
+			// backoff, not after the agent's silence: the agent may have
+			// said all it will say.
+			failures++
 			f.s.log.Debug("push: reading a natively pushed task failed", "agent", f.ref.Agent, "task_id", f.ref.TaskID, "error", err)
-		}
-		// The next read is due once the agent was silent for a whole
-		// interval since this one.
-		read := time.Now()
-		for {
-			last := read
-			if p := f.lastPush(); p.After(last) {
-				last = p
-			}
-			wait := time.Until(last.Add(f.a.ReconcileInterval))
-			if wait <= 0 {
-				break
-			}
-			if !sleep(ctx, wait) {
+			if !sleep(ctx, retryDelay(failures, f.a.MaxBackoff)) {
 				return sourceDone
 			}
+			continue
+		}
+		failures = 0
+		if !f.awaitSilence(ctx) {
+			return sourceDone
 		}
 	}
 	return sourceDone
+}
+
+// awaitSilence returns once the agent was silent for ReconcileInterval
+// since now, or, when a repair is asked for, after a backoff; false when
+// ctx ends first.
+func (f *follower) awaitSilence(ctx context.Context) bool {
+	read := time.Now()
+	for {
+		last := read
+		if p := f.lastPush(); p.After(last) {
+			last = p
+		}
+		wait := time.Until(last.Add(f.a.ReconcileInterval))
+		if wait <= 0 {
+			return true
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-f.repair:
+			t.Stop()
+			return sleep(ctx, retryDelay(1, f.a.MaxBackoff))
+		case <-t.C:
+		}
+	}
 }
 
 func (f *follower) lastPush() time.Time {
@@ -647,6 +695,10 @@ func (f *follower) reconcile(ctx context.Context) (done, news bool, err error) {
 func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version, ev a2a.Event, payload []byte) (news, done bool, err error) {
 	tv := s.views.lock(ref)
 	defer tv.mu.Unlock()
+	// Events kept after a failed publication go first, in their order.
+	if err := s.republish(ctx, ref); err != nil {
+		return false, false, err
+	}
 	var updates []update
 	switch {
 	case ev.Kind == a2a.EventTask:
@@ -673,11 +725,19 @@ func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version
 		if !ok && !(ev.Kind == a2a.EventTask && u.state.Terminal()) {
 			continue
 		}
-		p, err := s.o.Relay.Publish(ctx, Event{
+		pev := Event{
 			Agent: ref.Agent, TaskID: ref.TaskID, ContextID: ev.ContextID, Version: v,
 			Kind: u.kind, State: u.state, Payload: u.payload, At: time.Now(),
-		})
+		}
+		if ok && s.o.Observe != nil {
+			s.o.Observe(ctx, pev)
+		}
+		p, err := s.o.Relay.Publish(ctx, pev)
 		if err != nil {
+			// The record took the event already, so applying it again
+			// may not publish it, and the log may hold it already, so
+			// reconciling would not either: it is kept as it is.
+			s.keep(pev, false)
 			return news, false, err
 		}
 		news = news || !p.Duplicate
@@ -687,10 +747,26 @@ func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version
 		}
 	}
 	if ev.Kind == a2a.EventTask && ev.State.Terminal() {
-		// Its terminal status was published before.
-		return news, true, s.finish(ctx, ref)
+		return news, true, s.republishEnd(ctx, ref, tv)
 	}
 	return news, false, nil
+}
+
+// republishEnd finishes a task the agent shows ended and whose terminal
+// status the log holds already. The publication that logged it may have
+// failed to enqueue its notifications (the store failed in between), so
+// the logged event is published again: the queue takes what it does not
+// hold yet under the same notification ids, and the task leaves the
+// watched index only then. The caller holds tv, refreshed.
+func (s *Subscriber) republishEnd(ctx context.Context, ref store.TaskRef, tv *taskView) error {
+	if tv.status == nil || !tv.status.State.Terminal() {
+		return s.finish(ctx, ref)
+	}
+	if _, err := s.o.Relay.Publish(ctx, *tv.status); err != nil {
+		return err
+	}
+	s.forget(ctx, ref)
+	return nil
 }
 
 // finish takes the task out of the watched index.
@@ -771,15 +847,21 @@ func (s *Subscriber) Watchdog(ctx context.Context, agent, taskID string, n Watch
 	if err != nil {
 		return err
 	}
-	if _, err := s.o.Relay.Publish(ctx, Event{
+	ev := Event{
 		Agent: agent, TaskID: taskID, ContextID: contextID, Version: v,
 		Kind: a2a.EventStatusUpdate, State: state, Payload: payload, At: time.Now(),
-	}); err != nil {
+	}
+	if err := s.republish(ctx, ref); err != nil {
+		s.keep(ev, n.LetGo)
+		return err
+	}
+	if _, err := s.o.Relay.Publish(ctx, ev); err != nil {
+		// The watchdog tells once: the notice is kept until it is out.
+		s.keep(ev, n.LetGo)
 		return err
 	}
 	if n.LetGo {
-		s.forget(ctx, ref)
-		return s.o.Configs.Finish(ctx, agent, taskID)
+		return s.finish(ctx, ref)
 	}
 	return nil
 }

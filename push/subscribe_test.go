@@ -63,6 +63,12 @@ const agentName = "demo"
 
 func newReplica(t *testing.T, st store.Store, agentURL, holder string, lease time.Duration) *replica {
 	t.Helper()
+	return newReplicaWith(t, st, agentURL, holder, lease, discardQueue{})
+}
+
+// newReplicaWith is newReplica with the relay enqueueing to q.
+func newReplicaWith(t *testing.T, st store.Store, agentURL, holder string, lease time.Duration, q push.Enqueuer) *replica {
+	t.Helper()
 	cfg := &config.Config{Agents: []config.Agent{{Name: agentName, URL: agentURL}}}
 	cfg.ApplyDefaults()
 	m := metrics.New(prometheus.NewRegistry())
@@ -78,7 +84,7 @@ func newReplica(t *testing.T, st store.Store, agentURL, holder string, lease tim
 		t.Fatal(err)
 	}
 	t.Cleanup(tracker.Close)
-	relay, err := push.NewRelay(push.RelayOptions{Configs: st.PushConfigs(), Events: st.EventLog(), Queue: discardQueue{}})
+	relay, err := push.NewRelay(push.RelayOptions{Configs: st.PushConfigs(), Events: st.EventLog(), Queue: q})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,12 +13,8 @@ import (
 // command does, in system calls and wake-ups. A coalescer sends the calls
 // that arrive while a batch is in flight as the next batch, so a lone call
 // goes out at once and batches grow with the load, without a timer.
-const (
-	// maxBatch bounds the calls of one batch, and so one pipeline's size.
-	maxBatch = 128
-	// batchTimeout bounds a batch whose callers set no deadline.
-	batchTimeout = 5 * time.Second
-)
+// maxBatch bounds the calls of one batch, and so one pipeline's size.
+const maxBatch = 128
 
 // batchCall is one call waiting in a coalescer: its request, and its reply
 // once done is closed.
@@ -103,36 +98,24 @@ func (c *coalescer[Req, Res]) loop() {
 		c.queue = append(c.queue[:0], c.queue[n:]...)
 		c.mu.Unlock()
 
-		ctx, cancel := batchContext(batch)
-		c.run(ctx, batch)
-		cancel()
+		c.run(batchContext(batch), batch)
 		for _, call := range batch {
 			close(call.done)
 		}
 	}
 }
 
-// batchContext is the context a batch runs on: no caller can cancel it, it
-// lasts as long as the longest deadline among its calls, and its round trips
-// count as the request path's if any caller waits on the request path.
-func batchContext[Req, Res any](batch []*batchCall[Req, Res]) (context.Context, context.CancelFunc) {
-	var deadline time.Time
-	onRequest := false
+// batchContext is the context a batch runs on. No caller can cancel it:
+// callers that give up stop waiting, and the store's read and write
+// timeouts bound the batch. Its round trips count as the request path's if
+// any caller waits on the request path.
+func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 	for _, call := range batch {
-		d, ok := call.ctx.Deadline()
-		if !ok {
-			d = time.Now().Add(batchTimeout)
+		if onRequestPath(call.ctx) {
+			return OnRequestPath(context.Background())
 		}
-		if d.After(deadline) {
-			deadline = d
-		}
-		onRequest = onRequest || onRequestPath(call.ctx)
 	}
-	ctx := OffRequestPath(context.Background())
-	if onRequest {
-		ctx = OnRequestPath(context.Background())
-	}
-	return context.WithDeadline(ctx, deadline)
+	return OffRequestPath(context.Background())
 }
 
 // scriptCall is one run of a script: its keys and arguments.

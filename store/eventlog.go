@@ -41,6 +41,16 @@ type EventLog interface {
 	// that sequence number or later (a concurrent writer got further);
 	// reports whether it stored it. It lives as long as the log.
 	SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error)
+	// Record logs an event as Append does and, in the same step (one round
+	// trip on Redis, where the keys share the task's hash tag), reads the
+	// task's push configs as PushConfigs.List does and, when live is
+	// positive, marks the task live for that long (see Live). The push
+	// relay publishes every event with it.
+	Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error)
+	// Live returns how long the task's live mark has left, zero when it has
+	// none: a client's stream of the task was published from within that
+	// time, so the relay's subscriber need not follow the task itself.
+	Live(ctx context.Context, agent, taskID string) (time.Duration, error)
 	// Bounded returns the same log with other bounds for what Append and
 	// SaveSnapshot write; zero fields take the defaults.
 	Bounded(o EventLogOptions) EventLog

@@ -51,7 +51,7 @@ func NewMemory(o Options) Store {
 	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
 	s.delivery = newMemDelivery(&s.gate, o.Memory.MaxEntries)
 	s.push = newMemPushConfigs(&s.gate, o.Memory.MaxEntries)
-	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries)
+	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries, s.push)
 	s.challenge = newMemChallenges(&s.gate, o.Memory.MaxEntries)
 	s.sources = newMemPushSources(&s.gate, o.Memory.MaxEntries)
 	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery, s.push, s.events, s.challenge, s.sources}

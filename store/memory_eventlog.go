@@ -18,12 +18,16 @@ type memEventLogs struct {
 	gate     *gate
 	max      int
 	maxBytes int
+	// configs are the push configs Record reads.
+	configs *memPushConfigs
 
 	mu     sync.Mutex
 	tasks  map[TaskRef]*list.Element // of *memTaskLog
 	order  *list.List                // least recently appended first
 	events int
 	bytes  int
+	// marks are the live marks, by when they lapse (memory_eventrecord.go).
+	marks map[TaskRef]time.Time
 }
 
 // memEventLogMaxBytes bounds the payload and snapshot bytes the memory
@@ -48,8 +52,11 @@ type memEventLog struct {
 
 var _ EventLog = memEventLog{}
 
-func newMemEventLogs(g *gate, maxEntries int) *memEventLogs {
-	return &memEventLogs{gate: g, max: maxEntries, maxBytes: memEventLogMaxBytes, tasks: map[TaskRef]*list.Element{}, order: list.New()}
+func newMemEventLogs(g *gate, maxEntries int, configs *memPushConfigs) *memEventLogs {
+	return &memEventLogs{
+		gate: g, max: maxEntries, maxBytes: memEventLogMaxBytes, configs: configs,
+		tasks: map[TaskRef]*list.Element{}, order: list.New(), marks: map[TaskRef]time.Time{},
+	}
 }
 
 func (l memEventLog) Bounded(o EventLogOptions) EventLog {
@@ -206,6 +213,7 @@ func (l memEventLog) SaveSnapshot(_ context.Context, agent, taskID string, seq i
 func (m *memEventLogs) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweepMarks(now)
 	for el := m.order.Front(); el != nil; {
 		next := el.Next()
 		if !now.Before(el.Value.(*memTaskLog).expires) {

@@ -177,22 +177,30 @@ local function trim_dead(cutoff, cap)
 end
 `
 
-// ARGV[6] id, task, Enqueued ns, payload, max length, id retention ms.
-const deliveryEnqueueLua = deliveryPrelude + `
-if redis.call('EXISTS', KEYS[8]) == 1 then
-  return 'disabled'
+// enqueue appends with ARGV[6] id, task, Enqueued ns, payload, max
+// length, id retention ms; it returns the outcome.
+const deliveryEnqueueFn = `
+local function enqueue()
+  if redis.call('EXISTS', KEYS[8]) == 1 then
+    return 'disabled'
+  end
+  trim_ids(ARGV[11])
+  if redis.call('ZSCORE', KEYS[2], ARGV[6]) then
+    return 'dup'
+  end
+  local len = redis.call('XLEN', KEYS[1])
+  if len >= tonumber(ARGV[10]) then
+    return 'full'
+  end
+  redis.call('XADD', KEYS[1], '*', 'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9])
+  added(ARGV[6], ARGV[8], len)
+  return 'ok'
 end
-trim_ids(ARGV[11])
-if redis.call('ZSCORE', KEYS[2], ARGV[6]) then
-  return 'dup'
-end
-local len = redis.call('XLEN', KEYS[1])
-if len >= tonumber(ARGV[10]) then
-  return 'full'
-end
-redis.call('XADD', KEYS[1], '*', 'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9])
-added(ARGV[6], ARGV[8], len)
-return 'ok'
+`
+
+// Enqueue's script: enqueue's arguments. Reply: the outcome.
+const deliveryEnqueueLua = deliveryPrelude + deliveryEnqueueFn + `
+return enqueue()
 `
 
 // ARGV[6] id, id retention ms.
@@ -322,20 +330,23 @@ redis.call('HSET', KEYS[3], ARGV[6], v)
 return 'ok'
 `
 
-// deliveryClaim claims the lease for the holder ARGV[6] for ARGV[7] ms:
-// true if the holder holds it now.
+// deliveryClaim: claim_as claims the lease for holder for ttl ms, claim
+// for the holder ARGV[6] for ARGV[7] ms; true if the holder holds it now.
 const deliveryClaim = `
-local function claim()
+local function claim_as(holder, ttl)
   local v = redis.call('GET', KEYS[9])
   if not v then
-    redis.call('SET', KEYS[9], ARGV[6], 'PX', ARGV[7])
-  elseif v == ARGV[6] then
-    redis.call('PEXPIRE', KEYS[9], ARGV[7])
+    redis.call('SET', KEYS[9], holder, 'PX', ttl)
+  elseif v == holder then
+    redis.call('PEXPIRE', KEYS[9], ttl)
   else
     return false
   end
-  redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ARGV[7])), ARGV[1])
+  redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ttl)), ARGV[1])
   return true
+end
+local function claim()
+  return claim_as(ARGV[6], ARGV[7])
 end
 `
 
@@ -457,24 +468,9 @@ func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
 	if err := checkDelivery(&d); err != nil {
 		return false, err
 	}
-	now := time.Now()
-	enq, _ := nanoTime("enqueued", d.Enqueued)
-	if enq.IsZero() {
-		enq = now
-	}
-	k := r.endpointKeys(d.Endpoint)
-	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, k.keys,
-		k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention)),
-		"ok", "dup", "disabled", "full")
-	switch {
-	case err != nil:
-		return false, err
-	case out == "disabled":
-		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
-	case out == "full":
-		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
-	}
-	return out == "ok", nil
+	keys, args := r.enqueueCall(d, time.Now())
+	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, keys, args, enqueueOutcomes...)
+	return enqueueResult(d, out, err)
 }
 
 func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {

@@ -20,19 +20,27 @@ import (
 //	<prefix>:evid:{<agent>:t:<task id>}  hash, event id -> seq, for the
 //	                                     events still in the stream
 //	<prefix>:evs:{<agent>:t:<task id>}   string "<seq>|<snapshot>"
+//	<prefix>:evl:{<agent>:t:<task id>}   string "1", the live mark, expiring
+//	                                     when it lapses
 //
 // Append numbers events from the last entry of the stream, trims the
 // stream to the log's MaxEvents (dropping the trimmed ids from the hash)
 // and renews every key for the log's Retention, so a log expires whole.
+// Record appends the same way and, in the same script, reads the task's
+// push configs (redis_pushconfig.go: same hash tag) and renews the live
+// mark.
 const (
 	eventLogFamily      = "ev"
 	eventIDsFamily      = "evid"
 	eventSnapshotFamily = "evs"
+	eventLiveFamily     = "evl"
 )
 
-// KEYS[1] stream, KEYS[2] ids, KEYS[3] snapshot; ARGV id, at ns, payload,
-// max events, retention ms. Reply: {seq, added}.
-const eventAppendLua = `
+// append_event appends with KEYS[1] stream, KEYS[2] ids, KEYS[3] snapshot;
+// ARGV id, at ns, payload, max events, retention ms. It returns {seq,
+// added}.
+const eventAppendFn = `
+local function append_event()
 local seq = redis.call('HGET', KEYS[2], ARGV[1])
 if seq then
   return {tonumber(seq), 0}
@@ -55,6 +63,23 @@ for i = 1, 3 do
   redis.call('PEXPIRE', KEYS[i], ARGV[5])
 end
 return {n, 1}
+end
+`
+
+// Append's script: append_event's keys and arguments. Reply: {seq, added}.
+const eventAppendLua = eventAppendFn + `
+return append_event()
+`
+
+// Record's script: append_event's keys and arguments, then KEYS[4] the
+// push configs, KEYS[5] the live mark; ARGV[6] the live mark's ms (0: not
+// renewed). Reply: {seq, added, config records}.
+const eventRecordLua = eventAppendFn + `
+local r = append_event()
+if tonumber(ARGV[6]) > 0 then
+  redis.call('SET', KEYS[5], '1', 'PX', ARGV[6])
+end
+return {r[1], r[2], redis.call('HVALS', KEYS[4])}
 `
 
 // KEYS[1] stream, KEYS[2] ids; ARGV id ("" from the start), limit.
@@ -86,8 +111,8 @@ return 1
 
 // redisEventLogs holds the scripts every bounded view shares.
 type redisEventLogs struct {
-	conn                   *redisConn
-	appendS, after, snapsh *redis.Script
+	conn                           *redisConn
+	appendS, record, after, snapsh *redis.Script
 }
 
 type redisEventLog struct {
@@ -102,6 +127,7 @@ func newRedisEventLog(conn *redisConn) redisEventLog {
 		redisEventLogs: &redisEventLogs{
 			conn:    conn,
 			appendS: redis.NewScript(eventAppendLua),
+			record:  redis.NewScript(eventRecordLua),
 			after:   redis.NewScript(eventAfterLua),
 			snapsh:  redis.NewScript(eventSnapshotLua),
 		},

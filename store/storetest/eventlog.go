@@ -152,6 +152,7 @@ func RunEventLog(t *testing.T, newStore NewStore) {
 			t.Fatalf("closed store: %v", err)
 		}
 	})
+	runEventRecord(t, h)
 }
 
 // elEvent is event i, at a fixed time to the nanosecond.

@@ -1,0 +1,97 @@
+package push
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/store"
+)
+
+// An endpoint whose queue is idle is usually enqueued to by the replica
+// that relays its task, and that replica's workers would then claim it in
+// a round trip of their own. With a claimStore the enqueue claims it in
+// the same round trip, when the lease is free and a worker here is free to
+// take it, and hands the head it read to that worker: a notification to an
+// idle endpoint costs one store round trip less, and reaches its receiver
+// one round trip sooner. The claim is the worker's as if it had made it:
+// other replicas see the endpoint claimed, and the worker delivers the
+// queue from its head, acknowledges, and gives the endpoint back when it
+// is empty.
+
+// claimStore is a DeliveryStore that claims an endpoint in the round trip
+// that enqueues to it; the Redis store is one.
+type claimStore interface {
+	EnqueueClaim(ctx context.Context, d store.Delivery, holder string, ttl time.Duration) (queued, claimed bool, head store.Delivery, atts []store.Attempt, err error)
+}
+
+// runState is what a running Run lends Enqueue to start workers with.
+type runState struct {
+	ctx context.Context
+	wg  *sync.WaitGroup
+}
+
+// setRun records Run's context and workers; nil when Run ends, before it
+// waits for them.
+func (d *Deliverer) setRun(r *runState) {
+	d.mu.Lock()
+	d.run = r
+	d.mu.Unlock()
+}
+
+// enqueueClaim enqueues n, claiming its endpoint for a worker of this
+// replica when it can. handled is false when it does not apply (the store
+// cannot claim, Run is not running, the endpoint has a worker here, or no
+// worker is free): the caller enqueues as usual.
+func (d *Deliverer) enqueueClaim(ctx context.Context, n store.Delivery) (handled bool, err error) {
+	cs, ok := d.st.(claimStore)
+	if !ok {
+		return false, nil
+	}
+	ep := n.Endpoint
+	d.mu.Lock()
+	run := d.run
+	if run == nil || run.ctx.Err() != nil || d.active[ep] != nil || len(d.active) >= d.o.Workers {
+		d.mu.Unlock()
+		return false, nil
+	}
+	// The worker's place is taken now, and counted while Run's workers
+	// are: Run waits for it.
+	d.active[ep] = &endpointRun{}
+	run.wg.Add(1)
+	d.mu.Unlock()
+	queued, claimed, head, atts, err := cs.EnqueueClaim(ctx, n, d.o.Holder, d.o.LeaseTTL)
+	if err != nil || !claimed {
+		d.mu.Lock()
+		delete(d.active, ep)
+		d.mu.Unlock()
+		run.wg.Done()
+		if err != nil {
+			return true, fmt.Errorf("push: enqueue notification %s: %w", n.ID, err)
+		}
+		// Another replica has the endpoint, or n was queued already: the
+		// scheduler looks at it as after any enqueue.
+		d.enqueued(ep, queued)
+		return true, nil
+	}
+	if queued {
+		d.m.Queued()
+	}
+	first := &queueHead{n: head, atts: atts, ok: true, read: true}
+	go func() {
+		defer run.wg.Done()
+		d.work(run.ctx, ep, first)
+	}()
+	return true, nil
+}
+
+// claimOr returns the head *first, claimed already, and clears it; once it
+// is nil, it claims ep.
+func (d *Deliverer) claimOr(ctx context.Context, ep string, first **queueHead) (bool, queueHead, error) {
+	if h := *first; h != nil {
+		*first = nil
+		return true, *h, nil
+	}
+	return d.claim(ctx, ep)
+}
