@@ -723,7 +723,13 @@ func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version
 		// current one is published even so: the agent's view wins, and the
 		// consumers are owed the end.
 		if !ok && !(ev.Kind == a2a.EventTask && u.state.Terminal()) {
-			continue
+			owed, err := s.owedLate(ctx, ref, tv, v, u)
+			if err != nil {
+				return news, false, err
+			}
+			if !owed {
+				continue
+			}
 		}
 		pev := Event{
 			Agent: ref.Agent, TaskID: ref.TaskID, ContextID: ev.ContextID, Version: v,
@@ -750,6 +756,29 @@ func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version
 		return news, true, s.republishEnd(ctx, ref, tv)
 	}
 	return news, false, nil
+}
+
+// owedLate reports whether an update the task's record refused as late
+// is still owed to the consumers: the record may have taken the task's end
+// from the agent's answer to a send (which the relay may never see) before
+// the agent pushed the updates that led there. What the consumers were
+// sent is the log's to say: until it holds a terminal status, an artifact,
+// or a status the logged one may move to, is published in the order the
+// agent sent it. The caller holds tv.
+func (s *Subscriber) owedLate(ctx context.Context, ref store.TaskRef, tv *taskView, v a2a.Version, u update) (bool, error) {
+	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
+		return false, err
+	}
+	switch {
+	case tv.status == nil:
+		return true, nil
+	case tv.status.State.Terminal():
+		return false, nil
+	case u.kind == a2a.EventArtifactUpdate:
+		return true, nil
+	default:
+		return a2a.CanTransition(v, tv.status.State, u.state), nil
+	}
 }
 
 // republishEnd finishes a task the agent shows ended and whose terminal
