@@ -19,18 +19,25 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/gateway"
 )
 
-// runDemo starts the demo agent and the gateway in one process on
-// loopback, with the embedded store and a fresh development signing key,
-// and prints what a person needs to try it.
+// runDemo starts the demo agent, a webhook receiver and the gateway in one
+// process on loopback, with the embedded store, the push relay and fresh
+// development keys, and prints what a person needs to try it. Logs go to
+// stderr.
 func runDemo(ctx context.Context, args []string, out io.Writer) error {
+	return runDemoLogged(ctx, args, out, os.Stderr)
+}
+
+// runDemoLogged is runDemo logging to logs.
+func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:8080", "public listener of the gateway")
 	admin := fs.String("admin", "127.0.0.1:9090", "admin listener (/metrics, /healthz, /readyz)")
+	webhook := fs.String("webhook", "127.0.0.1:8081", "listener of the webhook receiver that logs push notifications")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log := newLogger(os.Stderr, *logLevel, "text")
+	log := newLogger(logs, *logLevel, "text")
 
 	dir, err := os.MkdirTemp("", "a2a-gateway-demo-")
 	if err != nil {
@@ -40,6 +47,10 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	keyPath := filepath.Join(dir, "dev-key.pem")
 	key, err := loadOrCreateKey(keyPath, devKeyID, true)
 	if err != nil {
+		return err
+	}
+	pushKeyPath := filepath.Join(dir, "push-key.pem")
+	if err := writeDemoPushKey(pushKeyPath); err != nil {
 		return err
 	}
 
@@ -64,6 +75,14 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 		pub.Close()
 		return fmt.Errorf("listen %s: %w (use -admin to pick another address)", *admin, err)
 	}
+	hookLn, err := net.Listen("tcp", *webhook)
+	if err != nil {
+		pub.Close()
+		adm.Close()
+		return fmt.Errorf("listen %s: %w (use -webhook to pick another address)", *webhook, err)
+	}
+	hookAddr := hookLn.Addr().(*net.TCPAddr)
+	hookURL := "http://" + hookAddr.String() + demoWebhookPath
 	opsToken := rand.Text()
 	if err := os.Setenv(demoOpsTokenEnv, opsToken); err != nil {
 		return err
@@ -71,20 +90,25 @@ func runDemo(ctx context.Context, args []string, out io.Writer) error {
 	if err := os.Setenv(demoAuthFlowKeyEnv, newDemoKey()); err != nil {
 		return err
 	}
-	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json")
+	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.IP.String())
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		pub.Close()
 		adm.Close()
+		hookLn.Close()
 		return err
 	}
 	defer gw.Close()
+	rcv := newDemoReceiver(hookURL, cfg.PublicURL+"/.well-known/a2a-push-jwks.json", cfg.Push.Signing.Issuer, log.With("component", "webhook-receiver"))
+	hookSrv := &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hookSrv.Serve(hookLn) }()
+	defer hookSrv.Close()
 
 	token, err := authz.MintToken(key, devKeyID, devIssuer, devAudience, "demo", "alice", devScopes, 12*time.Hour)
 	if err != nil {
 		return err
 	}
-	printDemo(out, cfg, keyPath, token, opsToken)
+	printDemo(out, cfg, keyPath, token, opsToken, hookURL)
 	return gw.Serve(ctx, pub, adm)
 }
 
@@ -102,10 +126,22 @@ func newDemoKey() string {
 	return base64.StdEncoding.EncodeToString(key)
 }
 
+// writeDemoPushKey creates the key that signs the demo's push
+// notifications; its kid is the file's base name.
+func writeDemoPushKey(path string) error {
+	key, err := authz.GenerateDevKey()
+	if err != nil {
+		return err
+	}
+	return authz.WritePrivateKeyPEM(path, key)
+}
+
 // demoConfig is the configuration the demo runs with: the demo agent (also
 // mounted as "calendar", which needs a credential), the embedded store,
-// and the development issuer.
-func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
+// the development issuer, and the push relay signing with pushKeyPath,
+// where tenant "demo" alone may have webhooks on hookHost, the demo's
+// receiver on loopback.
+func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string) *config.Config {
 	cfg := &config.Config{
 		Listen:      listen,
 		AdminListen: admin,
@@ -119,6 +155,11 @@ func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
 		}}},
 		Lifecycle: config.LifecycleOptions{OpsTokenEnv: demoOpsTokenEnv},
 		AuthFlows: config.AuthFlowOptions{Keys: []config.AuthFlowKey{{ID: "demo", KeyEnv: demoAuthFlowKeyEnv}}},
+		Push: config.PushOptions{
+			Enabled: true,
+			Signing: config.PushSigning{KeyFiles: []string{pushKeyPath}},
+			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hookHost}}},
+		},
 		Agents: []config.Agent{
 			{Name: "demo", URL: agentURL},
 			// The same agent below its secure path, where every task needs a
@@ -130,7 +171,14 @@ func demoConfig(listen, admin, agentURL, jwksPath string) *config.Config {
 	return cfg
 }
 
-func printDemo(out io.Writer, cfg *config.Config, keyPath, token, opsToken string) {
+// demoPushSend is the body of a streaming send that registers hookURL as
+// the task's push config (1.0, HTTP+JSON).
+func demoPushSend(hookURL string) string {
+	return `{"message":{"messageId":"m-3","role":"ROLE_USER","parts":[{"text":"stream 3"}]},` +
+		`"configuration":{"taskPushNotificationConfig":{"url":"` + hookURL + `"}}}`
+}
+
+func printDemo(out io.Writer, cfg *config.Config, keyPath, token, opsToken, hookURL string) {
 	base := cfg.PublicURL + "/agents/demo"
 	fmt.Fprintf(out, `
 a2a-gateway demo is running (embedded store, single replica). Ctrl-C stops it.
@@ -153,6 +201,12 @@ Stream one (REST, A2A 1.0):
   curl -sN %[1]s/message:stream -H "Authorization: Bearer $TOKEN" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \
     -d '{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"stream 3"}]}}'
 
+Stream one with a push config: the gateway relays each event, signed, to the demo's webhook receiver
+(%[7]s), whose log lines on stderr show each relayed notification ("signature ok"):
+
+  curl -sN %[1]s/message:stream -H "Authorization: Bearer $TOKEN" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \
+    -d '%[8]s'
+
 The first word of the text picks a scenario: complete, stream N, slow 2s, input, auth, fail, reject,
 wait (until canceled), never, message. A token for another tenant:
 
@@ -166,5 +220,5 @@ An agent that asks for a credential before every task (walk-through: README, "Au
 
   %[6]s/
 
-`, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar")
+`, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar", hookURL, demoPushSend(hookURL))
 }

@@ -25,9 +25,13 @@ func TestDemoConfigAndToken(t *testing.T) {
 	}
 	t.Setenv(demoOpsTokenEnv, "0123456789abcdef0123")
 	t.Setenv(demoAuthFlowKeyEnv, newDemoKey())
-	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", key+".jwks.json")
+	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", key+".jwks.json", filepath.Join(dir, "push-key.pem"), "127.0.0.1")
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("demo configuration: %v", err)
+	}
+	// Loopback webhooks are lifted for tenant demo only.
+	if al := cfg.Push.TenantAllowlists(); !cfg.Push.Enabled || len(cfg.Push.Allowlist) != 0 || len(al) != 1 || len(al["demo"]) != 1 {
+		t.Fatalf("demo push settings: %+v", cfg.Push)
 	}
 	if err := runToken([]string{"-key", filepath.Join(dir, "missing.pem")}, &out); err == nil {
 		t.Fatal("a missing key without -generate was accepted")
@@ -53,25 +57,14 @@ func TestDemoRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo")
 	}
-	pub, adm := freePort(t), freePort(t)
+	pub, adm, hook := freePort(t), freePort(t), freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- runDemo(ctx, []string{"-listen", pub, "-admin", adm, "-log-level", "error"}, &out) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + adm + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the demo did not become ready")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	go func() {
+		done <- runDemo(ctx, []string{"-listen", pub, "-admin", adm, "-webhook", hook, "-log-level", "error"}, &out)
+	}()
+	waitReady(t, adm)
 	resp, err := http.Get("http://" + pub + "/agents/demo/.well-known/agent-card.json")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("card: %v %v", resp, err)
@@ -83,6 +76,25 @@ func TestDemoRuns(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "export TOKEN=") || !strings.Contains(out.String(), "/ops/tasks?agent=demo") {
 		t.Fatalf("the demo did not print its instructions:\n%s", out.String())
+	}
+}
+
+// waitReady waits for the demo's admin listener at adm to answer ready.
+func waitReady(t *testing.T, adm string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + adm + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo did not become ready")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
