@@ -220,7 +220,7 @@ func (p *URLPolicy) Client(timeout time.Duration) *http.Client {
 		ResponseHeaderTimeout:  timeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    8,
+		MaxIdleConnsPerHost:    DefaultPerReceiverConcurrency, // a busy receiver's connections are used again, not dialed anew
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
