@@ -33,6 +33,10 @@ type PushOptions struct {
 	// notification then carries webhook-id, webhook-timestamp and
 	// webhook-signature. Tenants may have their own.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// VerifyEndpoints makes the gateway challenge a webhook at
+	// registration, before its first delivery: the receiver must echo a
+	// random value (README, "Push notifications"). Tenants may differ.
+	VerifyEndpoints bool `yaml:"verify_endpoints"`
 	// Tenants holds per-tenant settings that replace the ones above.
 	Tenants map[string]PushTenant `yaml:"tenants"`
 	// Delivery tunes the delivery workers.
@@ -67,6 +71,8 @@ type PushTenant struct {
 	Allowlist []string `yaml:"allowlist"`
 	// WebhookSecretEnv replaces push.webhook_secret_env for the tenant.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// VerifyEndpoints, when set, replaces push.verify_endpoints.
+	VerifyEndpoints *bool `yaml:"verify_endpoints"`
 }
 
 // PushDelivery tunes the delivery workers (see push.DeliveryOptions).
@@ -208,6 +214,15 @@ func (o *PushOptions) DeliveryOptions() push.DeliveryOptions {
 // EventLogOptions are the event-log bounds as package store takes them.
 func (o *PushOptions) EventLogOptions() store.EventLogOptions {
 	return store.EventLogOptions{Retention: o.EventLog.Retention.D(), MaxEvents: o.EventLog.MaxEvents}
+}
+
+// VerifiesEndpoints reports whether tenant's webhooks are challenged at
+// registration.
+func (o *PushOptions) VerifiesEndpoints(tenant string) bool {
+	if tc, ok := o.Tenants[tenant]; ok && tc.VerifyEndpoints != nil {
+		return *tc.VerifyEndpoints
+	}
+	return o.VerifyEndpoints
 }
 
 // TenantAllowlists returns the allowlist of every tenant with its own.

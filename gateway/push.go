@@ -32,8 +32,12 @@ const pushJWKSPath = "/.well-known/a2a-push-jwks.json"
 
 // Bounds on the relay's own store and DNS work on a request.
 const (
-	pushCheckTimeout   = 5 * time.Second
-	pushPublishTimeout = 5 * time.Second
+	pushCheckTimeout = 5 * time.Second
+	// A webhook that passed its challenge is not challenged again for
+	// verifiedEndpointTTL on this replica.
+	verifiedEndpointTTL  = time.Hour
+	maxVerifiedEndpoints = 10_000
+	pushPublishTimeout   = 5 * time.Second
 )
 
 // pushRelay is the push-notification relay as the gateway runs it: the
@@ -46,6 +50,9 @@ type pushRelay struct {
 	deliver  *push.Deliverer
 	relay    *push.Relay
 	configs  store.PushConfigs
+	cfg      *config.PushOptions
+	// verified remembers webhooks that passed their challenge.
+	verified *push.VerifiedEndpoints
 	// sink publishes what the proxy observes: the subscriber's Publish
 	// (set by startPushSources), which publishes a failed event again.
 	sink func(context.Context, push.Event) error
@@ -84,6 +91,8 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 		policies: push.NewPolicies(def, tenants),
 		signer:   signer,
 		configs:  st.PushConfigs(),
+		cfg:      o,
+		verified: push.NewVerifiedEndpoints(verifiedEndpointTTL, maxVerifiedEndpoints),
 		m:        m,
 		log:      log,
 		done:     make(chan struct{}),
@@ -402,6 +411,13 @@ func (p *pushRelay) checkConfig(ctx context.Context, s *proxy.Scope, raw []byte,
 			msg = ue.Error()
 		}
 		return store.PushConfig{}, refuse("url_policy", a2a.ErrInvalidParams.WithMessage(msg))
+	}
+	if p.cfg.VerifiesEndpoints(tenant) && !p.verified.Verified(tenant, in.URL, time.Now()) {
+		client := p.policies.For(tenant).Client(pushCheckTimeout)
+		if err := push.ChallengeEndpoint(cctx, client, in.URL, in.Token); err != nil {
+			return store.PushConfig{}, refuse("challenge", a2a.ErrInvalidParams.WithMessage(err.Error()))
+		}
+		p.verified.Add(tenant, in.URL, time.Now())
 	}
 	return store.PushConfig{
 		Agent: s.Agent.Name, ID: in.ID, Tenant: tenant, Subject: s.Principal.Subject, Version: s.Op.Version,

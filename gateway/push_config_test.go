@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
 // pushCall is one push-config operation in one version and binding.
@@ -354,6 +356,42 @@ func TestPushCardAdvertisesTheRelay(t *testing.T) {
 			if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &card) != nil || card.Capabilities.PushNotifications != tc.want {
 				t.Fatalf("forward_configs %v, card %s: HTTP %d: %s", tc.forward, v, resp.StatusCode, body)
 			}
+		}
+	}
+}
+
+// With push.verify_endpoints on, a webhook is challenged at registration:
+// one that echoes the challenge is registered, one that accepts any POST
+// (someone else's API) is refused, and neither hears of the task before.
+func TestPushConfigEndpointChallenge(t *testing.T) {
+	env := startPush(t, func(c *config.Config) { c.Push.VerifyEndpoints = true })
+	task := env.acme.waitingTask(t)
+	var challenges atomic.Int32
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Type, Challenge string }
+		if json.NewDecoder(r.Body).Decode(&in) == nil && in.Type == push.ChallengeType {
+			challenges.Add(1)
+			_ = json.NewEncoder(w).Encode(map[string]string{"challenge": in.Challenge})
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(echo.Close)
+	sink := newWebhook(t)
+	d := pushDialects()[0]
+	if _, b, code := env.acme.call(t, d, d.create(task, "echo", echo.URL+"/hook"), "rq"); code != 0 {
+		t.Fatalf("an endpoint that answers the challenge was refused: %s", b)
+	}
+	if _, b, code := env.acme.call(t, d, d.create(task, "echo-again", echo.URL+"/hook"), "rq"); code != 0 || challenges.Load() != 1 {
+		t.Fatalf("registering a verified endpoint again: %s, %d challenges (want 1)", b, challenges.Load())
+	}
+	_, b, code := env.acme.call(t, d, d.create(task, "sink", sink.url()), "rq")
+	if code != a2a.ErrInvalidParams.Code || !strings.Contains(string(b), "ownership challenge") {
+		t.Fatalf("an endpoint that does not echo the challenge: code %d: %s", code, b)
+	}
+	for _, c := range sink.all() {
+		if !bytes.Contains(c.body, []byte(push.ChallengeType)) {
+			t.Fatalf("the refused endpoint got more than the challenge: %s", c.body)
 		}
 	}
 }

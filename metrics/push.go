@@ -19,7 +19,7 @@ type Push struct {
 	latency      prometheus.Histogram
 
 	// ConfigRefusals counts push configs refused at registration, by agent
-	// and reason (url_policy, invalid, too_many).
+	// and reason (url_policy, challenge, invalid, too_many).
 	ConfigRefusals *prometheus.CounterVec
 	// Subscriptions is the number of upstream task subscriptions this
 	// replica holds, by agent.
@@ -75,7 +75,7 @@ func NewPush(reg prometheus.Registerer, agents, retryReasons, deadReasons []stri
 		}),
 		ConfigRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "push_config_refusals_total",
-			Help: "Push configs refused at registration, by agent and reason (url_policy, invalid, too_many).",
+			Help: "Push configs refused at registration, by agent and reason (url_policy, challenge, invalid, too_many).",
 		}, []string{"agent", "reason"}),
 		Subscriptions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "push_upstream_subscriptions",
@@ -115,7 +115,7 @@ func NewPush(reg prometheus.Registerer, agents, retryReasons, deadReasons []stri
 }
 
 // ConfigRefusalReasons are the reasons of ConfigRefusals.
-var ConfigRefusalReasons = []string{"url_policy", "invalid", "too_many"}
+var ConfigRefusalReasons = []string{"url_policy", "challenge", "invalid", "too_many"}
 
 // Queued counts a notification written to the queue.
 func (p *Push) Queued() { p.queued.Inc() }
