@@ -457,8 +457,10 @@ func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
 	if err := env.GW.Lifecycle().Record(context.Background(), lifecycle.TaskEvent{Agent: "demo", TaskID: tasks["complete"], State: a2a.StateWorking}); err != nil {
 		t.Fatal(err)
 	}
-	// An orphan: a task that goes silent for longer than orphan_after.
-	orphan := lcStream(t, c, lcMessage(c, "never", nil, ""), isState(a2a.StateWorking))[0].TaskID
+	// An orphan: a task that goes silent for longer than orphan_after. It
+	// waits for input, which has no watchdog budget here: a working one
+	// would be canceled by the watchdog (working: 1ms) and never orphaned.
+	orphan := lcStream(t, c, lcMessage(c, "input", nil, ""), isState(a2a.StateInputRequired))[0].TaskID
 	lcFlush(t, env)
 	lcSweep(t, env)
 	eventually(t, "the task is orphaned", func() bool {
