@@ -30,7 +30,9 @@ func TestChallengeEndpoint(t *testing.T) {
 		{"accepts anything", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, "does not echo"},
 		{"wrong echo", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"challenge":"nope"}`) }, "does not echo"},
 		{"error status", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, "HTTP 500"},
-		{"redirect to an echo", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect) }, "HTTP 307"},
+		{"redirect to an echo", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/echo", http.StatusTemporaryRedirect)
+		}, "HTTP 307"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mux := http.NewServeMux()
