@@ -159,6 +159,21 @@ func (m *memChallenges) byIDLocked(id string) *memChallenge {
 	return rec
 }
 
+// openLocked returns the challenge id if it can still be completed: it
+// exists, has not expired and is open.
+func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, error) {
+	rec := m.byIDLocked(id)
+	switch {
+	case rec == nil:
+		return nil, ErrChallengeNotFound
+	case timedOut(rec.c, now):
+		return nil, ErrChallengeExpired
+	case rec.c.Status != ChallengeOpen:
+		return nil, ErrChallengeState
+	}
+	return rec, nil
+}
+
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
 	if err := m.gate.check(); err != nil {
 		return Challenge{}, false, err
@@ -193,14 +208,9 @@ func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.byIDLocked(id)
-	switch {
-	case rec == nil:
-		return Challenge{}, ErrChallengeNotFound
-	case timedOut(rec.c, now):
-		return Challenge{}, ErrChallengeExpired
-	case rec.c.Status != ChallengeOpen:
-		return Challenge{}, ErrChallengeState
+	rec, err := m.openLocked(id, now)
+	if err != nil {
+		return Challenge{}, err
 	}
 	m.clearSecrets(rec)
 	rec.cred = slices.Clone(sealed)
@@ -221,14 +231,9 @@ func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, se
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.byIDLocked(id)
-	switch {
-	case rec == nil:
-		return Challenge{}, ErrChallengeNotFound
-	case timedOut(rec.c, now):
-		return Challenge{}, ErrChallengeExpired
-	case rec.c.Status != ChallengeOpen:
-		return Challenge{}, ErrChallengeState
+	rec, err := m.openLocked(id, now)
+	if err != nil {
+		return Challenge{}, err
 	}
 	m.clearSecrets(rec)
 	rec.stateDigest, rec.verifier = strings.Clone(stateDigest), slices.Clone(sealedVerifier)
