@@ -118,6 +118,50 @@ func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 	return OffRequestPath(context.Background())
 }
 
+// pipelinesInFlight bounds the shared pipelines in flight at once. A call
+// goes out at once while fewer are in flight, so batching adds no wait
+// until the store is busy.
+const pipelinesInFlight = 4
+
+// piped is one call's share of a shared pipeline: it queues the call's
+// commands, whose replies the caller reads once the batch has run (and
+// only then: a caller whose context ended first must not touch them).
+type piped func(ctx context.Context, pipe redis.Pipeliner)
+
+// newPipelines returns a coalescer that sends the commands of concurrent
+// calls, of any kind, in one pipeline: the claims a request waits for and
+// the answers dedupe records after it share their round trips, which cost
+// the gateway and Redis more than the commands do.
+func newPipelines(client redis.UniversalClient, inFlight int) *coalescer[piped, struct{}] {
+	return newCoalescer(inFlight, func(ctx context.Context, calls []*batchCall[piped, struct{}]) {
+		pipe := client.Pipeline()
+		for _, c := range calls {
+			c.req(ctx, pipe)
+		}
+		// Exec reports the first failed command; each caller examines its
+		// own.
+		_, _ = pipe.Exec(ctx)
+	})
+}
+
+// runPiped queues s on the shared pipeline and waits for its reply. A node
+// that has not cached the script answers NOSCRIPT; the call is then sent
+// again on its own with Run, which loads it.
+func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	if _, err := conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+		cmd = s.EvalSha(ctx, pipe, keys, args...)
+	}); err != nil {
+		cmd = redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		return s.Run(ctx, conn.client, keys, args...)
+	}
+	return cmd
+}
+
 // scriptCall is one run of a script: its keys and arguments.
 type scriptCall struct {
 	keys []string

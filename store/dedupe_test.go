@@ -24,67 +24,56 @@ const (
 	dedupeKeyOf = "dd-test:dd:{acme%3Ax:m%7B1%7D}"
 )
 
-// TestDedupeRedisKeyLayout pins the documented key and fields, which
-// operators read and which must not change under running gateways.
+// TestDedupeRedisKeyLayout pins the documented key and record layout,
+// which operators read and every replica must agree on.
 func TestDedupeRedisKeyLayout(t *testing.T) {
 	ctx := testContext(t)
 	client := redistest.Start(t).Client(t)
 	d := store.NewRedis(client, store.Options{KeyPrefix: "dd-test"}).Dedupe()
-	if _, _, err := d.Claim(ctx, "acme:x", "m{1}", "fp", "h1", hour, hour); err != nil {
+	if _, _, err := d.Claim(ctx, "acme:x", "m{1}", "fp", "h1", time.Minute, hour); err != nil {
 		t.Fatalf("Claim: %v", err)
 	}
 	if _, err := d.SetTask(ctx, "acme:x", "m{1}", "h1", "task-1"); err != nil {
 		t.Fatalf("SetTask: %v", err)
 	}
-	fields, err := client.HGetAll(ctx, dedupeKeyOf).Result()
-	if err != nil {
-		t.Fatalf("HGETALL: %v", err)
-	}
-	for f, want := range map[string]string{"st": "inflight", "fp": "fp", "h": "h1", "oc": "new", "task": "task-1"} {
-		if fields[f] != want {
-			t.Errorf("field %s = %q, want %q (all: %v)", f, fields[f], want, fields)
-		}
-	}
-	if _, ok := fields["lease_ms"]; !ok {
-		t.Errorf("no lease_ms field: %v", fields)
+	// In flight, new: holder, fingerprint, task, lease and the expiry the
+	// lease started with (the ttl, as it is longer than the lease).
+	if got, want := client.Get(ctx, dedupeKeyOf).Val(), "in002h1002fp006task-1005600000073600000"; got != want {
+		t.Errorf("in-flight record = %q, want %q", got, want)
 	}
 	if ttl := client.PTTL(ctx, dedupeKeyOf).Val(); ttl <= 0 || ttl > hour {
 		t.Errorf("PTTL = %s, want within the one-hour ttl", ttl)
 	}
 
-	if _, err := d.Complete(ctx, "acme:x", "m{1}", "h1", []byte("r"), 2*hour); err != nil {
+	if _, err := d.Complete(ctx, "acme:x", "m{1}", "h1", []byte("r\x00"), 2*hour); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
-	fields, err = client.HGetAll(ctx, dedupeKeyOf).Result()
-	if err != nil {
-		t.Fatalf("HGETALL: %v", err)
-	}
-	want := map[string]string{"st": "done", "fp": "fp", "h": "h1", "task": "task-1", "res": "r"}
-	if fmt.Sprint(fields) != fmt.Sprint(want) {
-		t.Errorf("done record = %v, want %v", fields, want)
+	if got, want := client.Get(ctx, dedupeKeyOf).Val(), "d-002h1002fp006task-1000000r\x00"; got != want {
+		t.Errorf("done record = %q, want %q", got, want)
 	}
 	if ttl := client.PTTL(ctx, dedupeKeyOf).Val(); ttl <= hour {
 		t.Errorf("PTTL after Complete = %s, want the two-hour ttl", ttl)
 	}
 }
 
-// commands counts the commands a client sends, one per round trip here.
-type commands struct {
+// roundTrips counts a client's round trips: one per command sent alone,
+// one per pipeline.
+type roundTrips struct {
 	n atomic.Int64
 }
 
-func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
 		return next(ctx, cmd)
 	}
 }
 
-func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
+		c.n.Add(1)
 		return next(ctx, cmds)
 	}
 }
@@ -92,21 +81,36 @@ func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func TestDedupeRedisIsOneRoundTrip(t *testing.T) {
 	ctx := testContext(t)
 	client := redistest.Start(t).Client(t)
-	hook := &commands{}
+	hook := &roundTrips{}
 	client.AddHook(hook)
 	d := store.NewRedis(client, store.Options{}).Dedupe()
+	const lease = 50 * time.Millisecond
 
 	ops := []struct {
 		name string
 		call func(key string) error
+		// trips is 1 unless the operation says why not.
+		trips int64
 	}{
-		{"Claim", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h1", hour, hour); return err }},
-		{"Claim of a claimed key", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h2", hour, hour); return err }},
-		{"Get", func(key string) error { _, _, err := d.Get(ctx, "acme", key); return err }},
-		{"Renew", func(key string) error { _, err := d.Renew(ctx, "acme", key, "h1", hour); return err }},
-		{"SetTask", func(key string) error { _, err := d.SetTask(ctx, "acme", key, "h1", "task"); return err }},
-		{"Complete", func(key string) error { _, err := d.Complete(ctx, "acme", key, "h1", []byte("r"), hour); return err }},
-		{"Release", func(key string) error { _, err := d.Release(ctx, "acme", key, "h1"); return err }},
+		{"Claim", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h1", lease, hour); return err }, 1},
+		// A duplicate of a send in flight dates the first one's lease with a
+		// script, while it waits for it.
+		{"Claim of a key in flight", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h2", hour, hour); return err }, 2},
+		{"Get", func(key string) error { _, _, err := d.Get(ctx, "acme", key); return err }, 1},
+		// So is a takeover.
+		{"Claim taking over", func(key string) error {
+			time.Sleep(2 * lease)
+			_, out, err := d.Claim(ctx, "acme", key, "fp", "h3", hour, hour)
+			if err == nil && out != store.ClaimTakeover {
+				err = fmt.Errorf("outcome %s, want takeover", out)
+			}
+			return err
+		}, 2},
+		{"Renew", func(key string) error { _, err := d.Renew(ctx, "acme", key, "h3", hour); return err }, 1},
+		{"SetTask", func(key string) error { _, err := d.SetTask(ctx, "acme", key, "h3", "task"); return err }, 1},
+		{"Complete", func(key string) error { _, err := d.Complete(ctx, "acme", key, "h3", []byte("r"), hour); return err }, 1},
+		{"Claim of a completed key", func(key string) error { _, _, err := d.Claim(ctx, "acme", key, "fp", "h4", hour, hour); return err }, 1},
+		{"Release", func(key string) error { _, err := d.Release(ctx, "acme", key, "h3"); return err }, 1},
 	}
 	// The first run of each script loads it into the server (EVALSHA, then
 	// EVAL); that is once per script and node, not per request.
@@ -121,8 +125,8 @@ func TestDedupeRedisIsOneRoundTrip(t *testing.T) {
 			if err := op.call("measured"); err != nil {
 				t.Fatal(err)
 			}
-			if n := hook.n.Load(); n != 1 {
-				t.Errorf("sent %d commands, want 1", n)
+			if n := hook.n.Load(); n != op.trips {
+				t.Errorf("%d round trips, want %d", n, op.trips)
 			}
 		})
 	}
@@ -191,15 +195,22 @@ func TestDedupeRedisCorruptRecord(t *testing.T) {
 	d := store.NewRedis(client, store.Options{KeyPrefix: "dd-test"}).Dedupe()
 	tests := []struct {
 		name    string
-		fields  []any // nil: a string key instead of a hash
+		value   string // "": a hash instead of a string
 		wantErr string
 	}{
-		{name: "unknown state", fields: []any{"st", "archived", "fp", "fp", "h", "h1"}, wantErr: "unknown state"},
-		{name: "no fingerprint", fields: []any{"st", "done", "h", "h1"}, wantErr: "no fingerprint"},
-		{name: "in flight without holder", fields: []any{"st", "inflight", "fp", "fp", "lease_ms", "1"}, wantErr: "no holder"},
-		{name: "in flight without lease", fields: []any{"st", "inflight", "fp", "fp", "h", "h1"}, wantErr: "malformed lease"},
-		{name: "in flight with a bad lease", fields: []any{"st", "inflight", "fp", "fp", "h", "h1", "lease_ms", "soon"}, wantErr: "malformed lease"},
-		{name: "not a hash", wantErr: "WRONGTYPE"},
+		{name: "empty", value: "i", wantErr: "record of 1 bytes"},
+		{name: "unknown state", value: "x-002h1002fp000000000", wantErr: "unknown state"},
+		{name: "unknown outcome", value: "ix002h1002fp00000110011", wantErr: "unknown outcome"},
+		{name: "no fingerprint", value: "d-002h1000000000000", wantErr: "no fingerprint"},
+		{name: "no holder", value: "in000002fp00000110011", wantErr: "no holder"},
+		{name: "truncated", value: "in002h1002fp00", wantErr: "truncated"},
+		{name: "length past the end", value: "in002h1099fp", wantErr: "malformed dedupe record"},
+		{name: "length not a number", value: "in0x2h1002fp00000110011", wantErr: "malformed dedupe record"},
+		{name: "in flight without lease", value: "in002h1002fp000000000", wantErr: "malformed lease"},
+		{name: "in flight with a bad lease", value: "in002h1002fp000004soon0011", wantErr: "malformed lease"},
+		{name: "in flight with a signed lease", value: "in002h1002fp000002+10011", wantErr: "malformed lease"},
+		{name: "in flight with a result", value: "in002h1002fp00000110011r", wantErr: "has a result"},
+		{name: "not a string", wantErr: "WRONGTYPE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,10 +218,10 @@ func TestDedupeRedisCorruptRecord(t *testing.T) {
 				t.Fatalf("DEL: %v", err)
 			}
 			var err error
-			if tt.fields == nil {
-				err = client.Set(ctx, dedupeKeyOf, "x", 0).Err()
+			if tt.value == "" {
+				err = client.HSet(ctx, dedupeKeyOf, "st", "inflight").Err()
 			} else {
-				err = client.HSet(ctx, dedupeKeyOf, tt.fields...).Err()
+				err = client.Set(ctx, dedupeKeyOf, tt.value, 0).Err()
 			}
 			if err != nil {
 				t.Fatalf("writing the record: %v", err)
@@ -224,6 +235,21 @@ func TestDedupeRedisCorruptRecord(t *testing.T) {
 				}
 				if errors.Is(err, store.ErrUnavailable) {
 					t.Errorf("%s: %v satisfies ErrUnavailable", name, err)
+				}
+			}
+			// The holder-checked scripts read the record too: they refuse
+			// or fail, and never write.
+			for name, op := range map[string]func() (bool, error){
+				"Renew":    func() (bool, error) { return d.Renew(ctx, "acme:x", "m{1}", "h1", hour) },
+				"SetTask":  func() (bool, error) { return d.SetTask(ctx, "acme:x", "m{1}", "h1", "t") },
+				"Complete": func() (bool, error) { return d.Complete(ctx, "acme:x", "m{1}", "h1", []byte("r"), hour) },
+				"Release":  func() (bool, error) { return d.Release(ctx, "acme:x", "m{1}", "h1") },
+			} {
+				if _, err := op(); errors.Is(err, store.ErrUnavailable) {
+					t.Errorf("%s: %v satisfies ErrUnavailable", name, err)
+				}
+				if after := client.Dump(ctx, dedupeKeyOf).Val(); after != before {
+					t.Fatalf("%s changed a corrupt record", name)
 				}
 			}
 			if after := client.Dump(ctx, dedupeKeyOf).Val(); after != before {

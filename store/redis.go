@@ -61,6 +61,8 @@ type redisConn struct {
 	cluster *redis.ClusterClient
 	keys    keyspace
 	gate    *gate
+	// pipes batches the commands of concurrent calls; see newPipelines.
+	pipes *coalescer[piped, struct{}]
 }
 
 // fail wraps err from operation op. Transport failures and the replies a
@@ -117,7 +119,7 @@ func NewRedis(client redis.UniversalClient, o Options) Store {
 }
 
 func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisStore {
-	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}}
+	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight)}
 	if cc, ok := client.(*redis.ClusterClient); ok {
 		conn.cluster = cc
 	}

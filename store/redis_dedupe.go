@@ -11,40 +11,100 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Dedupe keys, one hash per (tenant, key):
+// Dedupe records, one string per (tenant, key):
 //
 //	<prefix>:dd:{<tenant>:<key>}
-//	  st        "inflight" or "done"
-//	  fp        fingerprint of the request
-//	  h         holder token: of the current claim while in flight, of the
-//	            claim that completed the record once done
-//	  lease_ms  while in flight: when the lease ends, in Unix milliseconds
-//	            of the Redis server's clock
-//	  oc        while in flight: "new" or "takeover", how the holder got it
-//	  task      task id, once SetTask ran
-//	  res       result, once done
+//
+// The value is the record: a state byte ('i' in flight, 'd' done), an
+// outcome byte (how the holder got an in-flight record: 'n' new, 't'
+// takeover; '-' once done), then five fields, each as three decimal digits
+// of length followed by its bytes:
+//
+//	holder   token of the claim holding the record in flight, or of the
+//	         claim that completed it
+//	fp       fingerprint of the request
+//	task     task id, once SetTask ran
+//	lease    lease in milliseconds (in flight)
+//	started  the expiry, in milliseconds, the record was given when its
+//	         lease last started (in flight)
+//
+// and a done record ends with its result. A lease is measured with the
+// record's own expiry, on the Redis server's clock: it has run for started
+// minus PTTL, so gateways with skewed clocks agree on when it ends.
 //
 // Tenant and key are escaped as keyspace describes, so ":" or "}" in them
-// cannot make two tenants' records share a key. The whole record is one key
-// and each operation one script on it, so every operation is atomic and
-// needs no multi-key command on Cluster; the tag spreads records over all
-// shards. Leases are measured with redis.call('TIME') inside the script, so
-// gateways with skewed clocks agree on when a lease ran out.
+// cannot make two tenants' records share a key. A record is one key and
+// every operation acts on that key alone, so none needs a multi-key command
+// on Cluster; the tag spreads records over all shards. A first claim is a
+// plain SET NX GET, the cheapest command that can tell; the rest are Lua
+// scripts that compare the holder token before they write.
 const dedupeFamily = "dd"
 
-// Field values of the hash above.
+// Record states and claim outcomes as stored.
 const (
-	dedupeInFlight = "inflight"
-	dedupeDone     = "done"
+	dedupeInFlight   = 'i'
+	dedupeDone       = 'd'
+	dedupeByNew      = 'n'
+	dedupeByTakeover = 't'
+	dedupeNoOutcome  = '-'
 )
 
-// dedupeLuaPrelude is shared by the scripts that read the clock. TIME makes
-// a script non-deterministic, which Redis 5 and later handle by replicating
-// the script's writes rather than the script.
+// dedupeLuaPrelude reads and writes records in the layout above.
 const dedupeLuaPrelude = `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function malformed()
+  error({err = 'ERR malformed dedupe record'})
+end
+local function field(v, pos)
+  local digits = string.sub(v, pos, pos + 2)
+  if not string.match(digits, '^%d%d%d$') then
+    malformed()
+  end
+  local ends = pos + 2 + tonumber(digits)
+  if ends > #v then
+    malformed()
+  end
+  return string.sub(v, pos + 3, ends), ends + 1
+end
+-- state, outcome, holder, fp, task, lease, started: checked as the
+-- gateway checks them, so no script writes over a record it cannot read.
+local function parse(v)
+  local h, fp, task, lease, started, pos
+  h, pos = field(v, 3)
+  fp, pos = field(v, pos)
+  task, pos = field(v, pos)
+  lease, pos = field(v, pos)
+  started, pos = field(v, pos)
+  local st, oc = string.sub(v, 1, 1), string.sub(v, 2, 2)
+  local ok = h ~= '' and fp ~= ''
+  if st == 'i' then
+    ok = ok and (oc == 'n' or oc == 't') and pos > #v and
+      string.match(lease, '^%d+$') ~= nil and string.match(started, '^%d+$') ~= nil
+  elseif st ~= 'd' then
+    ok = false
+  end
+  if not ok then
+    malformed()
+  end
+  return st, oc, h, fp, task, lease, started
+end
+local function pack(st, oc, h, fp, task, lease, started)
+  local out = {st, oc}
+  for _, f in ipairs({h, fp, task, lease, started}) do
+    out[#out + 1] = string.format('%03d', #f) .. f
+  end
+  return table.concat(out)
+end
+-- The record in KEYS[1] if holder holds it in flight, else nil.
+local function held(holder)
+  local v = redis.call('GET', KEYS[1])
+  if not v then
+    return nil
+  end
+  local st, oc, h, fp, task, lease, started = parse(v)
+  if st ~= 'i' or h ~= holder then
+    return nil
+  end
+  return {oc = oc, h = h, fp = fp, task = task, lease = lease, started = started}
 end
 -- Lua numbers are doubles: format whole milliseconds without an exponent.
 local function ms(n)
@@ -52,121 +112,106 @@ local function ms(n)
 end
 `
 
-// KEYS[1] record; ARGV fingerprint, holder, lease ms, expiry ms.
-// Reply: {outcome, st, fp, h, lease_ms, now_ms, task, res}.
+// KEYS[1] record; ARGV fingerprint, holder, lease ms, expiry ms. Claim runs
+// it only when a SET NX GET found another holder's record in flight, to
+// date its lease and take it over if it ran out, atomically. Reply:
+// {outcome, record, pttl}.
 const dedupeClaimLua = dedupeLuaPrelude + `
-local r = redis.call('HMGET', KEYS[1], 'st', 'fp', 'h', 'lease_ms', 'oc', 'task', 'res')
-local now = now_ms()
-if not r[1] then
-  local lease = ms(now + tonumber(ARGV[3]))
-  redis.call('HSET', KEYS[1], 'st', 'inflight', 'fp', ARGV[1], 'h', ARGV[2], 'lease_ms', lease, 'oc', 'new')
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  return {'new', 'inflight', ARGV[1], ARGV[2], lease, now, '', ''}
+local v = redis.call('GET', KEYS[1])
+if not v then
+  v = pack('i', 'n', ARGV[2], ARGV[1], '', ARGV[3], ARGV[4])
+  redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
+  return {'new', v, tonumber(ARGV[4])}
 end
-if r[1] == 'inflight' then
-  if r[3] == ARGV[2] then
-    return {r[5] or 'new', r[1], r[2], r[3], r[4], now, r[6], ''}
+local left = redis.call('PTTL', KEYS[1])
+local st, oc, h, fp, task, lease, started = parse(v)
+if st == 'i' then
+  if h == ARGV[2] then
+    if oc == 't' then
+      return {'takeover', v, left}
+    end
+    return {'new', v, left}
   end
-  local ends = tonumber(r[4])
-  if ends and r[3] and now >= ends and r[2] == ARGV[1] then
-    local lease = ms(now + tonumber(ARGV[3]))
-    redis.call('HSET', KEYS[1], 'h', ARGV[2], 'lease_ms', lease, 'oc', 'takeover')
-    redis.call('PEXPIRE', KEYS[1], ARGV[4])
-    return {'takeover', r[1], r[2], ARGV[2], lease, now, r[6], ''}
+  if fp == ARGV[1] and (left < 0 or tonumber(started) - left >= tonumber(lease)) then
+    v = pack('i', 't', ARGV[2], fp, task, ARGV[3], ARGV[4])
+    redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
+    return {'takeover', v, tonumber(ARGV[4])}
   end
 end
-return {'existing', r[1], r[2], r[3], r[4], now, r[6], r[7]}
-`
-
-// KEYS[1] record. Reply: nil, or the shape of Claim's with an empty outcome.
-const dedupeGetLua = dedupeLuaPrelude + `
-local r = redis.call('HMGET', KEYS[1], 'st', 'fp', 'h', 'lease_ms', 'task', 'res')
-if not r[1] then
-  return false
-end
-return {'', r[1], r[2], r[3], r[4], now_ms(), r[5], r[6]}
+return {'existing', v, left}
 `
 
 // KEYS[1] record; ARGV holder, lease ms. Reply: 1 if renewed, else 0.
 const dedupeRenewLua = dedupeLuaPrelude + `
-local r = redis.call('HMGET', KEYS[1], 'st', 'h')
-if r[1] ~= 'inflight' or r[2] ~= ARGV[1] then
+local r = held(ARGV[1])
+if not r then
   return 0
 end
-redis.call('HSET', KEYS[1], 'lease_ms', ms(now_ms() + tonumber(ARGV[2])))
-local left = redis.call('PTTL', KEYS[1])
-if left >= 0 and left < tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
+local started = ms(math.max(redis.call('PTTL', KEYS[1]), tonumber(ARGV[2])))
+redis.call('SET', KEYS[1], pack('i', r.oc, r.h, r.fp, r.task, ARGV[2], started), 'PX', started)
 return 1
 `
 
-// KEYS[1] record; ARGV holder, task id. Reply: 1 if set, else 0.
-const dedupeSetTaskLua = `
-local r = redis.call('HMGET', KEYS[1], 'st', 'h')
-if r[1] ~= 'inflight' or r[2] ~= ARGV[1] then
+// KEYS[1] record; ARGV holder, task id. Reply: 1 if set, else 0. The
+// expiry is kept, and with it the lease's age.
+const dedupeSetTaskLua = dedupeLuaPrelude + `
+local r = held(ARGV[1])
+if not r then
   return 0
 end
-redis.call('HSET', KEYS[1], 'task', ARGV[2])
+redis.call('SET', KEYS[1], pack('i', r.oc, r.h, r.fp, ARGV[2], r.lease, r.started), 'KEEPTTL')
 return 1
 `
 
 // KEYS[1] record; ARGV holder, result, ttl ms. Reply: 1 if done by holder,
 // else 0.
-const dedupeCompleteLua = `
-local r = redis.call('HMGET', KEYS[1], 'st', 'h')
-if r[2] ~= ARGV[1] then
+const dedupeCompleteLua = dedupeLuaPrelude + `
+local v = redis.call('GET', KEYS[1])
+if not v then
   return 0
 end
-if r[1] == 'done' then
+local st, _, h, fp, task = parse(v)
+if h ~= ARGV[1] then
+  return 0
+end
+if st == 'd' then
   return 1
 end
-if r[1] ~= 'inflight' then
+if st ~= 'i' then
   return 0
 end
-redis.call('HSET', KEYS[1], 'st', 'done', 'res', ARGV[2])
-redis.call('HDEL', KEYS[1], 'lease_ms', 'oc')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[1], pack('d', '-', h, fp, task, '', '') .. ARGV[2], 'PX', ARGV[3])
 return 1
 `
 
 // KEYS[1] record; ARGV holder. Reply: 1 if deleted, else 0.
-const dedupeReleaseLua = `
-local r = redis.call('HMGET', KEYS[1], 'st', 'h')
-if r[1] ~= 'inflight' or r[2] ~= ARGV[1] then
+const dedupeReleaseLua = dedupeLuaPrelude + `
+if not held(ARGV[1]) then
   return 0
 end
 redis.call('DEL', KEYS[1])
 return 1
 `
 
-// redisDedupe runs each operation as one script. go-redis sends EVALSHA and
-// falls back to EVAL once per node that has not cached a script yet.
+// redisDedupe runs each operation in one round trip. go-redis sends
+// EVALSHA and falls back to EVAL once per node that has not cached a script
+// yet.
 type redisDedupe struct {
-	conn                                          *redisConn
-	claim, get, renew, setTask, complete, release *redis.Script
-	// claims and completes batch the Claims and Completes of concurrent
-	// callers; a Claim goes out at once while fewer than claimsInFlight
-	// batches are in flight, since its request waits for it.
-	claims    *coalescer[scriptCall, scriptReply]
-	completes *coalescer[scriptCall, dedupeCompleted]
+	conn                                     *redisConn
+	claim, renew, setTask, complete, release *redis.Script
 }
 
 var _ Dedupe = (*redisDedupe)(nil)
 
 func newRedisDedupe(conn *redisConn) *redisDedupe {
-	r := &redisDedupe{
+	return &redisDedupe{
 		conn:     conn,
 		claim:    redis.NewScript(dedupeClaimLua),
-		get:      redis.NewScript(dedupeGetLua),
 		renew:    redis.NewScript(dedupeRenewLua),
 		setTask:  redis.NewScript(dedupeSetTaskLua),
 		complete: redis.NewScript(dedupeCompleteLua),
 		release:  redis.NewScript(dedupeReleaseLua),
 	}
-	r.claims = newCoalescer(claimsInFlight, r.claimBatch)
-	r.completes = newCoalescer(1, r.completeBatch)
-	return r
 }
 
 // tenantTagged returns <prefix>:<family>:{<tenant>:<id>}: records of one
@@ -196,20 +241,47 @@ func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holde
 	if err := checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl); err != nil {
 		return DedupeRecord{}, 0, err
 	}
-	k := r.key(tenant, key)
-	res, err := r.claims.do(ctx, scriptCall{keys: []string{k}, args: []any{fingerprint, holder, millis(lease), millis(max(ttl, lease))}})
-	if err == nil {
-		err = res.err
+	// An in-flight record lives at least as long as its lease.
+	expiry := time.Duration(ceilMillis(max(ttl, lease))) * time.Millisecond
+	k, l, e := r.key(tenant, key), millis(lease), millis(expiry)
+	record := encodeDedupeRecord(dedupeInFlight, dedupeByNew, holder, fingerprint, "", l, e, nil)
+	// Every first-seen send claims its key before it is forwarded, so under
+	// load many claims are due at once: they share pipelines. SET NX GET
+	// creates the record if there is none and otherwise returns it.
+	var set *redis.StatusCmd
+	if _, err := r.conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+		set = pipe.SetArgs(ctx, k, record, redis.SetArgs{Mode: "NX", Get: true, TTL: expiry})
+	}); err != nil {
+		return DedupeRecord{}, 0, r.conn.fail("dedupe claim", err)
+	}
+	v, err := set.Result()
+	if errors.Is(err, redis.Nil) {
+		return DedupeRecord{State: DedupeInFlight, Fingerprint: fingerprint, Holder: holder}, ClaimNew, nil
 	}
 	if err != nil {
 		return DedupeRecord{}, 0, r.conn.fail("dedupe claim", err)
 	}
-	v := res.reply
-	rec, outcome, err := decodeDedupeReply(v)
-	if err == nil && outcome == 0 {
-		err = errors.New("reply has no outcome")
+	// The record is not dated yet (-2): only another holder's lease needs
+	// to be, below.
+	rec, outcome, err := decodeDedupeRecord(v, -2)
+	switch {
+	case err != nil:
+		return DedupeRecord{}, 0, fmt.Errorf("store: dedupe claim: key %q: %w", k, err)
+	case rec.State == DedupeInFlight && rec.Holder == holder:
+		// This holder's own claim, whose reply was lost and is retried.
+		return rec, outcome, nil
+	case rec.State != DedupeInFlight:
+		return rec, ClaimExisting, nil
 	}
+	// Someone else's claim in flight, which a duplicate finds while the
+	// first request runs: the claim script dates its lease and takes it
+	// over if it ran out, atomically, in a second round trip only this
+	// path pays for (shared, too, with the calls made at the same time).
+	reply, err := runPiped(ctx, r.conn, r.claim, []string{k}, fingerprint, holder, l, e).Result()
 	if err != nil {
+		return DedupeRecord{}, 0, r.conn.fail("dedupe claim", err)
+	}
+	if rec, outcome, err = decodeClaimReply(reply); err != nil {
 		return DedupeRecord{}, 0, fmt.Errorf("store: dedupe claim: key %q: %w", k, err)
 	}
 	return rec, outcome, nil
@@ -223,14 +295,21 @@ func (r *redisDedupe) Get(ctx context.Context, tenant, key string) (DedupeRecord
 		return DedupeRecord{}, false, err
 	}
 	k := r.key(tenant, key)
-	v, err := r.get.Run(ctx, r.conn.client, []string{k}).Result()
+	pipe := r.conn.client.Pipeline()
+	get := pipe.Get(ctx, k)
+	ttl := pipe.PTTL(ctx, k)
+	_, _ = pipe.Exec(ctx)
+	v, err := get.Result()
 	if errors.Is(err, redis.Nil) {
 		return DedupeRecord{}, false, nil
+	}
+	if err == nil {
+		err = ttl.Err()
 	}
 	if err != nil {
 		return DedupeRecord{}, false, r.conn.fail("dedupe get", err)
 	}
-	rec, _, err := decodeDedupeReply(v)
+	rec, _, err := decodeDedupeRecord(v, ttl.Val().Milliseconds())
 	if err != nil {
 		return DedupeRecord{}, false, fmt.Errorf("store: dedupe get: key %q: %w", k, err)
 	}
@@ -273,57 +352,14 @@ func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, 
 	if err := checkDedupeResult(result, ttl); err != nil {
 		return false, err
 	}
-	// A nil slice is sent as an empty string all the same; []byte keeps
-	// binary results intact.
-	done, err := r.completes.do(ctx, scriptCall{keys: []string{r.key(tenant, key)}, args: []any{holder, result, millis(ttl)}})
+	// Completes come after the answers, one per first-seen send, so under
+	// load many are due at once: they share pipelines. A nil slice is sent
+	// as an empty string all the same; []byte keeps binary results intact.
+	n, err := runPiped(ctx, r.conn, r.complete, []string{r.key(tenant, key)}, holder, result, millis(ttl)).Int64()
 	if err != nil {
 		return false, r.conn.fail("dedupe complete", err)
 	}
-	return done.ok, done.err
-}
-
-// scriptReply is the reply of one script call of a batch.
-type scriptReply struct {
-	reply any
-	err   error
-}
-
-// claimBatch runs a batch of Claims in one pipeline: every first-seen send
-// claims its key before it is forwarded, so under load many claims are due
-// at once.
-func (r *redisDedupe) claimBatch(ctx context.Context, calls []*batchCall[scriptCall, scriptReply]) {
-	scripts := make([]scriptCall, len(calls))
-	for i, c := range calls {
-		scripts[i] = c.req
-	}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.claim, scripts) {
-		v, err := cmd.Result()
-		calls[i].res = scriptReply{reply: v, err: err}
-	}
-}
-
-// dedupeCompleted is what one Complete of a batch did.
-type dedupeCompleted struct {
-	ok  bool
-	err error
-}
-
-// completeBatch runs a batch of Completes in one pipeline. Completes come
-// after the answers, one per first-seen send, so under load many are due at
-// once.
-func (r *redisDedupe) completeBatch(ctx context.Context, calls []*batchCall[scriptCall, dedupeCompleted]) {
-	scripts := make([]scriptCall, len(calls))
-	for i, c := range calls {
-		scripts[i] = c.req
-	}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.complete, scripts) {
-		n, err := cmd.Int64()
-		if err != nil {
-			calls[i].res = dedupeCompleted{err: r.conn.fail("dedupe complete", err)}
-			continue
-		}
-		calls[i].res = dedupeCompleted{ok: n == 1}
-	}
+	return n == 1, nil
 }
 
 func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {
@@ -348,71 +384,114 @@ func (r *redisDedupe) cas(ctx context.Context, op string, s *redis.Script, tenan
 // millis renders d in whole milliseconds, rounded up so that a positive
 // duration never becomes 0, which PEXPIRE would take as "delete now".
 func millis(d time.Duration) string {
+	return strconv.FormatInt(ceilMillis(d), 10)
+}
+
+func ceilMillis(d time.Duration) int64 {
 	ms := d / time.Millisecond
 	if d%time.Millisecond != 0 {
 		ms++
 	}
-	return strconv.FormatInt(int64(ms), 10)
+	return int64(ms)
 }
 
-// decodeDedupeReply reads {outcome, st, fp, h, lease_ms, now_ms, task, res}.
-// The outcome is 0 when the reply has none (Get).
-func decodeDedupeReply(v any) (DedupeRecord, ClaimOutcome, error) {
-	a, ok := v.([]any)
-	if !ok || len(a) != 8 {
-		return DedupeRecord{}, 0, fmt.Errorf("unexpected script reply %T", v)
+// encodeDedupeRecord lays a record out as the layout above says. Fields
+// are at most MaxNameBytes long, which three digits can tell.
+func encodeDedupeRecord(state, outcome byte, holder, fingerprint, task, lease, started string, result []byte) string {
+	var b strings.Builder
+	b.Grow(2 + 15 + len(holder) + len(fingerprint) + len(task) + len(lease) + len(started) + len(result))
+	b.WriteByte(state)
+	b.WriteByte(outcome)
+	for _, f := range [...]string{holder, fingerprint, task, lease, started} {
+		fmt.Fprintf(&b, "%03d", len(f))
+		b.WriteString(f)
 	}
-	var fields [8]string
-	for i, x := range a {
-		if i == 5 {
-			continue
-		}
-		switch s := x.(type) {
-		case string:
-			fields[i] = s
-		case nil:
-		default:
-			return DedupeRecord{}, 0, fmt.Errorf("unexpected script reply: element %d is %T", i, x)
-		}
-	}
-	now, ok := a[5].(int64)
-	if !ok {
-		return DedupeRecord{}, 0, fmt.Errorf("unexpected script reply: server time is %T", a[5])
-	}
+	b.Write(result)
+	return b.String()
+}
 
-	var outcome ClaimOutcome
-	switch fields[0] {
-	case "":
-	case "new":
-		outcome = ClaimNew
-	case "takeover":
-		outcome = ClaimTakeover
-	case "existing":
-		outcome = ClaimExisting
-	default:
-		return DedupeRecord{}, 0, fmt.Errorf("unknown claim outcome %.16q", fields[0])
+// decodeDedupeRecord reads a record and, for one in flight, whether its
+// lease has run out, given the record's PTTL in milliseconds (-1: no
+// expiry, which a lease cannot outlast; -2: the record vanished after it
+// was read, or the caller does not need it dated). It also returns how the
+// holder got an in-flight record.
+func decodeDedupeRecord(v string, pttl int64) (DedupeRecord, ClaimOutcome, error) {
+	if len(v) < 2 {
+		return DedupeRecord{}, 0, fmt.Errorf("dedupe record of %d bytes", len(v))
 	}
-
-	rec := DedupeRecord{Fingerprint: fields[2], Holder: fields[3], TaskID: fields[6]}
+	var f [5]string
+	rest := v[2:]
+	for i := range f {
+		if len(rest) < 3 {
+			return DedupeRecord{}, 0, errors.New("truncated dedupe record")
+		}
+		n, err := strconv.ParseUint(rest[:3], 10, 16)
+		if err != nil || len(rest[:3]) != 3 || int(n) > len(rest)-3 {
+			return DedupeRecord{}, 0, errors.New("malformed dedupe record")
+		}
+		f[i], rest = rest[3:3+n], rest[3+n:]
+	}
+	rec := DedupeRecord{Holder: f[0], Fingerprint: f[1], TaskID: f[2]}
 	if rec.Fingerprint == "" {
 		return DedupeRecord{}, 0, errors.New("dedupe record has no fingerprint")
 	}
-	switch fields[1] {
+	if rec.Holder == "" {
+		return DedupeRecord{}, 0, errors.New("dedupe record has no holder")
+	}
+	var outcome ClaimOutcome
+	switch v[0] {
 	case dedupeInFlight:
 		rec.State = DedupeInFlight
-		if rec.Holder == "" {
-			return DedupeRecord{}, 0, errors.New("in-flight dedupe record has no holder")
+		switch v[1] {
+		case dedupeByNew:
+			outcome = ClaimNew
+		case dedupeByTakeover:
+			outcome = ClaimTakeover
+		default:
+			return DedupeRecord{}, 0, fmt.Errorf("in-flight dedupe record has unknown outcome %q", v[1])
 		}
-		ends, err := strconv.ParseInt(fields[4], 10, 64)
-		if err != nil {
-			return DedupeRecord{}, 0, fmt.Errorf("in-flight dedupe record has a malformed lease %.24q", fields[4])
+		lease, err1 := strconv.ParseUint(f[3], 10, 63)
+		started, err2 := strconv.ParseUint(f[4], 10, 63)
+		if err1 != nil || err2 != nil {
+			return DedupeRecord{}, 0, fmt.Errorf("in-flight dedupe record has a malformed lease %.24q/%.24q", f[3], f[4])
 		}
-		rec.LeaseExpired = now >= ends
+		rec.LeaseExpired = pttl == -1 || pttl >= 0 && int64(started)-pttl >= int64(lease)
+		if rest != "" {
+			return DedupeRecord{}, 0, errors.New("in-flight dedupe record has a result")
+		}
 	case dedupeDone:
 		rec.State = DedupeDone
-		rec.Result = []byte(fields[7])
+		// A copy, so a caller may change it.
+		rec.Result = []byte(rest)
 	default:
-		return DedupeRecord{}, 0, fmt.Errorf("dedupe record has unknown state %.16q", fields[1])
+		return DedupeRecord{}, 0, fmt.Errorf("dedupe record has unknown state %q", v[0])
 	}
 	return rec, outcome, nil
+}
+
+// decodeClaimReply reads the claim script's {outcome, record, pttl}.
+func decodeClaimReply(v any) (DedupeRecord, ClaimOutcome, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 3 {
+		return DedupeRecord{}, 0, fmt.Errorf("unexpected script reply %T", v)
+	}
+	outcome, _ := a[0].(string)
+	record, ok1 := a[1].(string)
+	pttl, ok2 := a[2].(int64)
+	if !ok1 || !ok2 {
+		return DedupeRecord{}, 0, fmt.Errorf("unexpected script reply %T, %T", a[1], a[2])
+	}
+	rec, _, err := decodeDedupeRecord(record, pttl)
+	if err != nil {
+		return DedupeRecord{}, 0, err
+	}
+	switch outcome {
+	case "new":
+		return rec, ClaimNew, nil
+	case "takeover":
+		return rec, ClaimTakeover, nil
+	case "existing":
+		return rec, ClaimExisting, nil
+	}
+	return DedupeRecord{}, 0, fmt.Errorf("unknown claim outcome %.16q", outcome)
 }

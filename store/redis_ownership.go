@@ -34,38 +34,12 @@ const claimAttempts = 3
 type redisOwnership struct {
 	conn *redisConn
 	ttl  time.Duration
-	// claims batches the first attempts of concurrent Claims: every answer
-	// a caller waits for records its task and context, so under load many
-	// are due at once.
-	claims *coalescer[ownershipClaim, ownershipClaimed]
 }
 
 var _ Ownership = (*redisOwnership)(nil)
 
-// claimsInFlight bounds the batches of Claims in flight at once. A Claim
-// goes out at once while fewer are in flight, so batching adds no wait
-// until the store is busy.
-const claimsInFlight = 4
-
 func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
-	r := &redisOwnership{conn: conn, ttl: ttl}
-	r.claims = newCoalescer(claimsInFlight, r.claimBatch)
-	return r
-}
-
-// ownershipClaim is one Claim's first attempt waiting for its batch.
-type ownershipClaim struct {
-	keys  []string
-	value string
-}
-
-// ownershipClaimed is what the attempt found, per key: won, the owner on
-// record (decoded by the caller), or gone (expired between the SET NX and
-// the GET).
-type ownershipClaimed struct {
-	won    []bool
-	values []string
-	err    error
+	return &redisOwnership{conn: conn, ttl: ttl}
 }
 
 // Claim sends SET NX PX and GET for every ref in one pipeline: one round
@@ -84,22 +58,31 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 	out := make([]Owner, len(refs))
 	keys := r.keys(agent, refs)
 	value := encodeOwner(owner)
-	res, err := r.claims.do(ctx, ownershipClaim{keys: keys, value: value})
-	if err == nil {
-		err = res.err
-	}
-	if err != nil {
+	// Every answer a caller waits for records its task and context, so
+	// under load many Claims are due at once: the first attempt shares a
+	// pipeline with them.
+	sets := make([]*redis.BoolCmd, len(keys))
+	gets := make([]*redis.StringCmd, len(keys))
+	if _, err := r.conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+		for i, k := range keys {
+			sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
+			gets[i] = pipe.Get(ctx, k)
+		}
+	}); err != nil {
 		return nil, r.conn.fail("ownership claim", err)
 	}
 	var pending []int
 	for i := range keys {
+		won, v, err := claimed(sets[i], gets[i])
 		switch {
-		case res.won[i]:
+		case err != nil:
+			return nil, r.conn.fail("ownership claim", err)
+		case won:
 			out[i] = owner
-		case res.values[i] == "":
+		case v == "":
 			pending = append(pending, i)
 		default:
-			if out[i], err = decodeOwner(res.values[i]); err != nil {
+			if out[i], err = decodeOwner(v); err != nil {
 				return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
 			}
 		}
@@ -141,33 +124,6 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 		pending = vanished
 	}
 	return out, nil
-}
-
-// claimBatch sends the SET NX and GET of every key of a batch of Claims in
-// one pipeline.
-func (r *redisOwnership) claimBatch(ctx context.Context, calls []*batchCall[ownershipClaim, ownershipClaimed]) {
-	sets := make([][]*redis.BoolCmd, len(calls))
-	gets := make([][]*redis.StringCmd, len(calls))
-	pipe := r.conn.client.Pipeline()
-	for c, call := range calls {
-		sets[c] = make([]*redis.BoolCmd, len(call.req.keys))
-		gets[c] = make([]*redis.StringCmd, len(call.req.keys))
-		for i, k := range call.req.keys {
-			sets[c][i] = pipe.SetNX(ctx, k, call.req.value, r.ttl)
-			gets[c][i] = pipe.Get(ctx, k)
-		}
-	}
-	// Exec reports the first failed command; each one is examined below.
-	_, _ = pipe.Exec(ctx)
-	for c, call := range calls {
-		res := ownershipClaimed{won: make([]bool, len(call.req.keys)), values: make([]string, len(call.req.keys))}
-		for i := range call.req.keys {
-			if res.won[i], res.values[i], res.err = claimed(sets[c][i], gets[c][i]); res.err != nil {
-				break
-			}
-		}
-		call.res = res
-	}
 }
 
 // claimed reads the replies of one key's SET NX and GET: whether the SET
