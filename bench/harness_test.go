@@ -81,14 +81,15 @@ func TestHarnessTiny(t *testing.T) {
 			}
 		})
 	}
-	t.Run("dedupe row claims on the request path and settles in the background", func(t *testing.T) {
+	t.Run("dedupe row claims before forwarding and settles after the answer", func(t *testing.T) {
 		du := rep.Target(TargetJWTRedisDedupe)
 		if du == nil || du.Gateway == nil {
 			t.Skip("the dedupe row was not measured")
 		}
 		// Every message id is new: each request is one first-seen claim,
 		// which the caller waits for, settled once after its answer.
-		// Claims, and settlements, made at the same time share pipelines.
+		// Claims and settlements made at the same time share pipelines
+		// (with ownership records too).
 		g := du.Gateway
 		jr := rep.Target(TargetJWTRedis)
 		if !near(g.DedupeWaited, 1) || !near(g.DedupeAfterAnswer, 1) || g.Background.ByOp["pipeline"] <= 0 ||
