@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -158,6 +160,46 @@ func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: 
 
 // Ping checks every master in cluster mode: one unreachable shard already
 // fails the requests whose keys it holds.
+// minRedisMajor is the oldest Redis the store runs on: dedupe claims use
+// SET with both NX and GET, which Redis 7.0 introduced.
+const minRedisMajor = 7
+
+// checkVersion refuses a server older than minRedisMajor (every master, on
+// Cluster), before any request could fail on it. A server that does not
+// say, or a user not allowed to ask, is let through.
+func (s *redisStore) checkVersion(ctx context.Context) error {
+	check := func(ctx context.Context, c redis.Cmdable) error {
+		info, err := c.Info(ctx, "server").Result()
+		if redis.HasErrorPrefix(err, "NOPERM") {
+			return nil
+		}
+		if err != nil {
+			return s.conn.fail("info", err)
+		}
+		return versionSupported(info)
+	}
+	if s.conn.cluster != nil {
+		return s.conn.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return check(ctx, m) })
+	}
+	return check(ctx, s.conn.client)
+}
+
+// versionSupported reads redis_version from the server section of INFO.
+func versionSupported(info string) error {
+	for line := range strings.Lines(info) {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
+		if !ok {
+			continue
+		}
+		major, _, _ := strings.Cut(v, ".")
+		if n, err := strconv.Atoi(major); err == nil && n < minRedisMajor {
+			return fmt.Errorf("redis %s is too old: the gateway needs %d.0 or later (dedupe claims use SET NX GET)", v, minRedisMajor)
+		}
+		return nil
+	}
+	return nil
+}
+
 func (s *redisStore) Ping(ctx context.Context) error {
 	if err := s.conn.gate.check(); err != nil {
 		return err

@@ -155,3 +155,29 @@ func TestUnavailableClassification(t *testing.T) {
 		t.Errorf("fail(context.Canceled) = %v, want a plain cancellation", err)
 	}
 }
+
+func TestVersionSupported(t *testing.T) {
+	tests := []struct {
+		name, info string
+		ok         bool
+	}{
+		{"7.0", "# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n", true},
+		{"8.2", "# Server\r\nredis_version:8.2.1\r\n", true},
+		{"valkey, which reports a Redis version it is compatible with", "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\n", true},
+		{"6.2", "# Server\r\nredis_version:6.2.14\r\n", false},
+		{"5.0", "redis_version:5.0.7\n", false},
+		{"no version said", "# Server\r\nuptime_in_seconds:12\r\n", true},
+		{"unreadable version", "redis_version:unknown\r\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := versionSupported(tt.info)
+			if (err == nil) != tt.ok {
+				t.Fatalf("versionSupported = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "7.0 or later") {
+				t.Errorf("error %q does not say which version is needed", err)
+			}
+		})
+	}
+}

@@ -100,6 +100,10 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (Store, error) {
 		log.Warn("store: redis is not reachable yet; readiness reports it until it is", append(attrs, "error", err)...)
 		return s, nil
 	}
+	if err := s.checkVersion(ctx); err != nil && !errors.Is(err, ErrUnavailable) {
+		_ = s.Close()
+		return nil, fmt.Errorf("store: open redis %v: %w", o.Redis.Addrs, err)
+	}
 	log.Info("store: redis", attrs...)
 	return s, nil
 }
