@@ -152,9 +152,10 @@ func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []stri
 	if _, err := conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		cmd = s.EvalSha(ctx, pipe, keys, args...)
 	}); err != nil {
-		cmd = redis.NewCmd(ctx)
-		cmd.SetErr(err)
-		return cmd
+		// cmd is the batch's to write until it has run: answer with another.
+		failed := redis.NewCmd(ctx)
+		failed.SetErr(err)
+		return failed
 	}
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		return s.Run(ctx, conn.client, keys, args...)

@@ -97,3 +97,40 @@ func TestDedupeRecordParsersAgree(t *testing.T) {
 	}
 	t.Logf("%d values compared", len(values))
 }
+
+// TestSharedPipelineCallersThatGiveUp runs dedupe calls whose callers give
+// up while their batch may be running, beside callers that wait: under the
+// race detector, no caller touches a reply the batch is still writing, and
+// every caller that waited gets its own answer.
+func TestSharedPipelineCallersThatGiveUp(t *testing.T) {
+	client := redistest.Start(t).Client(t)
+	d := newRedisDedupe(&redisConn{client: client, keys: keyspace{prefix: "gu"}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const calls = 200
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() {
+			key := strings.Repeat("k", i%7+1) + string(rune('a'+i%26))
+			callCtx := ctx
+			if i%2 == 1 {
+				var stop context.CancelFunc
+				callCtx, stop = context.WithTimeout(ctx, time.Duration(i%5)*100*time.Microsecond)
+				defer stop()
+			}
+			_, _, err := d.Claim(callCtx, "acme", key+"-"+string(rune('0'+i%10)), "fp", "h", time.Minute, time.Hour)
+			if err == nil {
+				_, err = d.Complete(callCtx, "acme", key+"-"+string(rune('0'+i%10)), "h", []byte("r"), time.Hour)
+			}
+			if i%2 == 1 {
+				err = nil // gave up, or finished in time: both are fine
+			}
+			errs <- err
+		}()
+	}
+	for range calls {
+		if err := <-errs; err != nil {
+			t.Fatalf("a caller that waited: %v", err)
+		}
+	}
+}

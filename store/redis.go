@@ -158,8 +158,6 @@ func (s *redisStore) Challenges() Challenges { return &redisChallenges{conn: s.c
 
 func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: s.conn} }
 
-// Ping checks every master in cluster mode: one unreachable shard already
-// fails the requests whose keys it holds.
 // minRedisMajor is the oldest Redis the store runs on: dedupe claims use
 // SET with both NX and GET, which Redis 7.0 introduced.
 const minRedisMajor = 7
@@ -200,6 +198,8 @@ func versionSupported(info string) error {
 	return nil
 }
 
+// Ping checks every master in cluster mode: one unreachable shard already
+// fails the requests whose keys it holds.
 func (s *redisStore) Ping(ctx context.Context) error {
 	if err := s.conn.gate.check(); err != nil {
 		return err
