@@ -76,9 +76,10 @@ func (o ClaimOutcome) String() string {
 // forwards and stores the result; duplicates replay it, wait for it, or take
 // over a claim whose holder went away.
 //
-// Every method is one round trip at most: in Redis one Lua script on one
-// key, so it works on Cluster without CROSSSLOT (Completes made at the same
-// time share a pipeline). An in-flight record never expires
+// Every method acts on one key, so it works on Cluster without CROSSSLOT,
+// in one round trip (calls made at the same time share pipelines), except
+// a Claim that finds another holder's record in flight, which takes two.
+// An in-flight record never expires
 // before its lease ends, whatever ttl says, so a record cannot vanish while
 // its holder is still forwarding.
 type Dedupe interface {

@@ -56,6 +56,32 @@ func TestDedupeRedisKeyLayout(t *testing.T) {
 	}
 }
 
+// TestDedupeRedisRecordWithoutExpiry checks a record someone made
+// persistent (PERSIST, or a restore without its TTL): with no expiry to date
+// its lease by, the lease counts as run out, so a retry can take it over
+// rather than wait on it forever.
+func TestDedupeRedisRecordWithoutExpiry(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	d := store.NewRedis(client, store.Options{KeyPrefix: "dd-test"}).Dedupe()
+	if _, _, err := d.Claim(ctx, "acme:x", "m{1}", "fp", "h1", hour, hour); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	if err := client.Persist(ctx, dedupeKeyOf).Err(); err != nil {
+		t.Fatalf("PERSIST: %v", err)
+	}
+	rec, ok, err := d.Get(ctx, "acme:x", "m{1}")
+	if err != nil || !ok || !rec.LeaseExpired {
+		t.Fatalf("Get = %+v, %v, %v; want an in-flight record whose lease ran out", rec, ok, err)
+	}
+	if _, out, err := d.Claim(ctx, "acme:x", "m{1}", "fp", "h2", hour, hour); err != nil || out != store.ClaimTakeover {
+		t.Fatalf("Claim by a retry = %s, %v; want takeover", out, err)
+	}
+	if ttl := client.PTTL(ctx, dedupeKeyOf).Val(); ttl <= 0 {
+		t.Errorf("PTTL after the takeover = %s, want the record to expire again", ttl)
+	}
+}
+
 // roundTrips counts a client's round trips: one per command sent alone,
 // one per pipeline.
 type roundTrips struct {

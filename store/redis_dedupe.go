@@ -309,7 +309,7 @@ func (r *redisDedupe) Get(ctx context.Context, tenant, key string) (DedupeRecord
 	if err != nil {
 		return DedupeRecord{}, false, r.conn.fail("dedupe get", err)
 	}
-	rec, _, err := decodeDedupeRecord(v, ttl.Val().Milliseconds())
+	rec, _, err := decodeDedupeRecord(v, pttlMillis(ttl.Val()))
 	if err != nil {
 		return DedupeRecord{}, false, fmt.Errorf("store: dedupe get: key %q: %w", k, err)
 	}
@@ -393,6 +393,16 @@ func ceilMillis(d time.Duration) int64 {
 		ms++
 	}
 	return int64(ms)
+}
+
+// pttlMillis is a PTTL reply in milliseconds. go-redis keeps the replies
+// that are not durations, -1 (no expiry) and -2 (no key), as -1 and -2
+// nanoseconds.
+func pttlMillis(d time.Duration) int64 {
+	if d < 0 {
+		return int64(d)
+	}
+	return d.Milliseconds()
 }
 
 // encodeDedupeRecord lays a record out as the layout above says. Fields
