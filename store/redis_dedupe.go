@@ -413,7 +413,8 @@ func encodeDedupeRecord(state, outcome byte, holder, fingerprint, task, lease, s
 	b.WriteByte(state)
 	b.WriteByte(outcome)
 	for _, f := range [...]string{holder, fingerprint, task, lease, started} {
-		fmt.Fprintf(&b, "%03d", len(f))
+		n := len(f)
+		b.Write([]byte{byte('0' + n/100), byte('0' + n/10%10), byte('0' + n%10)})
 		b.WriteString(f)
 	}
 	b.Write(result)
