@@ -733,8 +733,14 @@ func TestDeliverAttemptOutcomes(t *testing.T) {
 			st := store.NewMemory(store.Options{})
 			t.Cleanup(func() { _ = st.Close() })
 			q := st.Delivery()
+			// The retry waits until the first attempt has been read: once it
+			// succeeds, the delivery and its attempt log are gone.
+			read := make(chan struct{})
+			var readOnce sync.Once
+			seen := func() { readOnce.Do(func() { close(read) }) }
 			f := &fakeSender{answer: func(call int) (int, time.Duration, error) {
 				if call > 1 {
+					<-read
 					return 200, 0, nil
 				}
 				return tt.status, tt.hint, tt.err
@@ -743,7 +749,9 @@ func TestDeliverAttemptOutcomes(t *testing.T) {
 			d := NewDeliverer(q, f, fastOptions(time.Millisecond), m, nil)
 			enqueue(t, d, store.Delivery{ID: "n1", Endpoint: "ep", TaskID: "t"})
 			runDeliverer(t, d)
+			t.Cleanup(seen) // before the deliverer stops, should the test fail first
 			a := firstAttempt(t, q, "ep", "n1")
+			seen()
 			// A Retry-After counts from the answer, At + Latency; the
 			// schedule from the attempt's start. Both are recorded data,
 			// compared within a millisecond of clock rounding.
