@@ -49,6 +49,11 @@ type Options struct {
 	PushInterval time.Duration
 	// PushOnly runs the push-relay measurement alone.
 	PushOnly bool
+	// Targets, when set, names the throughput targets to measure; the
+	// others are reported as skipped. Two rows measured alone alternate
+	// their rounds more often, which is how a ratio between them is best
+	// repeated many times. Default: every target.
+	Targets []string
 	// GatewayBin is a prebuilt a2a-gateway binary; empty builds one with
 	// the go tool from the enclosing module.
 	GatewayBin string

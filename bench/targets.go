@@ -226,7 +226,16 @@ type live struct {
 func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 	var lives []*live
 	out := []TargetResult{}
-	for _, t := range r.targets() {
+	ts := r.targets()
+	selected, err := selectTargets(ts, r.o.Targets)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		if !selected[t.name] {
+			out = append(out, TargetResult{Name: t.name, Label: t.label, Skipped: "not among -targets"})
+			continue
+		}
 		run, skip, err := t.start(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t.name, err)
@@ -304,6 +313,29 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// selectTargets is the set of targets names selects, every one of ts when
+// names is empty. A name that is not a target is an error, so a typo
+// cannot silently measure nothing.
+func selectTargets(ts []target, names []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	var all []string
+	for _, t := range ts {
+		known[t.name] = true
+		all = append(all, t.name)
+	}
+	if len(names) == 0 {
+		return known, nil
+	}
+	selected := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			return nil, fmt.Errorf("unknown target %q (targets: %s)", n, strings.Join(all, ", "))
+		}
+		selected[n] = true
+	}
+	return selected, nil
 }
 
 // sampleCPU reads the CPU time a gateway row's process, and the Redis it

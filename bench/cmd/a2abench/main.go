@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,6 +62,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.PushClients, "push-clients", 24, "push-relay tasks streamed at a time")
 	fs.DurationVar(&o.PushInterval, "push-interval", 10*time.Millisecond, "time between two events of a push-relay task (negative: back to back)")
 	fs.BoolVar(&o.PushOnly, "push-only", false, "run the push-relay measurement alone")
+	fs.Func("targets", "comma-separated throughput targets to measure, the others skipped (default: all)", func(v string) error {
+		o.Targets = nil
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				o.Targets = append(o.Targets, n)
+			}
+		}
+		if len(o.Targets) == 0 {
+			return errors.New("no target named")
+		}
+		return nil
+	})
 	fs.StringVar(&o.GatewayBin, "gateway-bin", "", "prebuilt a2a-gateway binary (by default the harness builds one)")
 	fs.StringVar(&o.Nginx, "nginx", "", `nginx binary (by default looked up on PATH; "off" skips nginx)`)
 	fs.StringVar(&o.RedisServer, "redis-server", "", `redis-server binary for the gw-jwt-redis rows (by default looked up on PATH; "off" skips them)`)
