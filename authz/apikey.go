@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"unicode"
@@ -89,6 +89,8 @@ func validEnvName(s string) bool {
 type apiKeyEntry struct {
 	digest    [sha256.Size]byte
 	principal Principal
+	// index is the entry's place in auth.api_keys, for error messages.
+	index int
 }
 
 // apiKeyTable holds digests only; raw keys are dropped once hashed.
@@ -96,9 +98,12 @@ type apiKeyTable struct {
 	entries []apiKeyEntry
 }
 
-// newAPIKeyTable reads key_env variables; opts must have passed validate.
-func newAPIKeyTable(opts []APIKeyOptions) (*apiKeyTable, error) {
+// newAPIKeyTable reads key_env variables with env, and reports every bad
+// key at once; opts must have passed validate. A nil env skips the keys
+// held in variables (a check without the secrets at hand).
+func newAPIKeyTable(opts []APIKeyOptions, env LookupEnv) (*apiKeyTable, error) {
 	t := &apiKeyTable{entries: make([]apiKeyEntry, 0, len(opts))}
+	var errs []error
 	for i, o := range opts {
 		path := fmt.Sprintf("auth.api_keys[%d]", i)
 		e := apiKeyEntry{principal: Principal{
@@ -108,27 +113,36 @@ func newAPIKeyTable(opts []APIKeyOptions) (*apiKeyTable, error) {
 			Issuer:  APIKeyIssuer,
 		}}
 		if o.KeyEnv != "" {
-			key, ok := os.LookupEnv(o.KeyEnv)
+			if env == nil {
+				continue
+			}
+			key, ok := env(o.KeyEnv)
 			if !ok || key == "" {
-				return nil, fieldError(path+".key_env", "environment variable %q is not set or empty", o.KeyEnv)
+				errs = append(errs, fieldError(path+".key_env", "environment variable %q is not set or empty", o.KeyEnv))
+				continue
 			}
 			if len(key) < minAPIKeyBytes || len(key) > maxAPIKeyBytes {
-				return nil, fieldError(path+".key_env", "environment variable %q must hold %d-%d bytes", o.KeyEnv, minAPIKeyBytes, maxAPIKeyBytes)
+				errs = append(errs, fieldError(path+".key_env", "environment variable %q must hold %d-%d bytes", o.KeyEnv, minAPIKeyBytes, maxAPIKeyBytes))
+				continue
 			}
 			e.digest = sha256.Sum256([]byte(key))
 		} else {
 			d, err := hex.DecodeString(o.KeySHA256)
 			if err != nil || len(d) != sha256.Size {
-				return nil, fieldError(path+".key_sha256", "must be %d hex digits", 2*sha256.Size)
+				errs = append(errs, fieldError(path+".key_sha256", "must be %d hex digits", 2*sha256.Size))
+				continue
 			}
 			copy(e.digest[:], d)
 		}
-		for j, prev := range t.entries {
-			if prev.digest == e.digest {
-				return nil, fieldError(path, "same key as auth.api_keys[%d]", j)
-			}
+		if j := slices.IndexFunc(t.entries, func(prev apiKeyEntry) bool { return prev.digest == e.digest }); j >= 0 {
+			errs = append(errs, fieldError(path, "same key as auth.api_keys[%d]", t.entries[j].index))
+			continue
 		}
+		e.index = i
 		t.entries = append(t.entries, e)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

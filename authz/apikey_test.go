@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestAPIKeyTable(t *testing.T) {
 	table, err := newAPIKeyTable([]APIKeyOptions{
 		{Name: "alpha", Tenant: "acme", Scopes: []string{"tasks:read"}, KeyEnv: "AUTHZ_TEST_KEY_A"},
 		{Name: "bravo", Tenant: "globex", Scopes: []string{"tasks:write"}, KeySHA256: hex.EncodeToString(sum[:])},
-	})
+	}, os.LookupEnv)
 	if err != nil {
 		t.Fatalf("newAPIKeyTable: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"os"
 	"fmt"
 	"log/slog"
 	"net"
@@ -344,7 +345,7 @@ func newAuthenticator(ctx context.Context, o Options, client *http.Client, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	apiKeys, err := newAPIKeyTable(o.APIKeys)
+	apiKeys, err := newAPIKeyTable(o.APIKeys, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +359,7 @@ func newAuthenticator(ctx context.Context, o Options, client *http.Client, log *
 		cancel:   cancel,
 	}
 	for i, opt := range o.Issuers {
-		v, err := newIssuerVerifier(fmt.Sprintf("auth.issuers[%d]", i), opt, now)
+		v, err := newIssuerVerifier(fmt.Sprintf("auth.issuers[%d]", i), opt, now, os.LookupEnv)
 		if err != nil {
 			cancel()
 			return nil, err
@@ -592,7 +593,29 @@ type issuerVerifier struct {
 	scopeClaim    string
 }
 
-func newIssuerVerifier(path string, o IssuerOptions, now func() time.Time) (*issuerVerifier, error) {
+// LookupEnv reads an environment variable: os.LookupEnv, or nil where the
+// secrets held in variables are not at hand and are not checked.
+type LookupEnv func(name string) (string, bool)
+
+// CheckMaterial reads what NewAuthenticator would read from files and, with
+// env, from the environment (key files, HMAC secrets, API keys), and
+// reports every problem at once. It fetches no JWKS.
+func (o *Options) CheckMaterial(env LookupEnv) error {
+	var errs []error
+	for i, opt := range o.Issuers {
+		if _, err := newIssuerVerifier(fmt.Sprintf("auth.issuers[%d]", i), opt, time.Now, env); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := newAPIKeyTable(o.APIKeys, env); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// newIssuerVerifier loads the issuer's keys; with a nil env its HMAC secret
+// is left unread.
+func newIssuerVerifier(path string, o IssuerOptions, now func() time.Time, env LookupEnv) (*issuerVerifier, error) {
 	v := &issuerVerifier{
 		name: o.Name,
 		parser: jwt.NewParser(
@@ -614,15 +637,19 @@ func newIssuerVerifier(path string, o IssuerOptions, now func() time.Time) (*iss
 		v.maxTokenBytes = DefaultMaxTokenBytes
 	}
 	var keys []*verifyKey
+	var errs []error
+files:
 	for i, file := range o.KeyFiles {
 		field := fmt.Sprintf("%s.key_files[%d]", path, i)
 		loaded, err := loadKeyFile(file)
 		if err != nil {
-			return nil, fieldError(field, "%s: %w", file, err)
+			errs = append(errs, fieldError(field, "%s: %w", file, err))
+			continue
 		}
 		for _, k := range loaded {
 			if !slices.ContainsFunc(o.Algorithms, k.usableFor) {
-				return nil, fieldError(field, "%s: %s key (kid %q) fits none of the pinned algorithms", file, describeKey(k.key), k.kid)
+				errs = append(errs, fieldError(field, "%s: %s key (kid %q) fits none of the pinned algorithms", file, describeKey(k.key), k.kid))
+				continue files
 			}
 		}
 		keys = append(keys, loaded...)
@@ -630,12 +657,15 @@ func newIssuerVerifier(path string, o IssuerOptions, now func() time.Time) (*iss
 	if len(keys) > 0 {
 		v.static = newKeySet(keys)
 	}
-	if o.HMACSecretEnv != "" {
-		secret, err := hmacSecret(path+".hmac_secret_env", o)
+	if o.HMACSecretEnv != "" && env != nil {
+		secret, err := hmacSecret(path+".hmac_secret_env", o, env)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
 		v.secret = secret
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return v, nil
 }

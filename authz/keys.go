@@ -295,8 +295,8 @@ func pemPublicKey(block *pem.Block) (any, error) {
 	}
 }
 
-func hmacSecret(field string, o IssuerOptions) ([]byte, error) {
-	secret, ok := os.LookupEnv(o.HMACSecretEnv)
+func hmacSecret(field string, o IssuerOptions, env LookupEnv) ([]byte, error) {
+	secret, ok := env(o.HMACSecretEnv)
 	if !ok || secret == "" {
 		return nil, fieldError(field, "environment variable %q is not set or empty", o.HMACSecretEnv)
 	}

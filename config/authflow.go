@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -132,7 +131,7 @@ var authFlowKeyID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // Validate checks the section and every agent's auth_flow; errors name the
 // field.
-func (o *AuthFlowOptions) Validate(agents []Agent) error {
+func (o *AuthFlowOptions) Validate(agents []Agent, env Env) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
@@ -156,8 +155,12 @@ func (o *AuthFlowOptions) Validate(agents []Agent) error {
 			add(f+".id", "%q is used by another key", k.ID)
 		}
 		seen[k.ID] = true
-		if _, err := k.Load(); err != nil {
-			add(f+".key_env", "%v", err)
+		if k.KeyEnv == "" {
+			add(f+".key_env", "required")
+		} else if env != nil {
+			if _, err := k.load(env); err != nil {
+				add(f+".key_env", "%v", err)
+			}
 		}
 		if k.Active {
 			active++
@@ -172,7 +175,7 @@ func (o *AuthFlowOptions) Validate(agents []Agent) error {
 			continue
 		}
 		enabled = true
-		if err := a.AuthFlow.validate(fmt.Sprintf("agents[%d].auth_flow", i)); err != nil {
+		if err := a.AuthFlow.validate(fmt.Sprintf("agents[%d].auth_flow", i), env); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -183,11 +186,14 @@ func (o *AuthFlowOptions) Validate(agents []Agent) error {
 }
 
 // Load reads and decodes the key from its environment variable.
-func (k AuthFlowKey) Load() ([]byte, error) {
+func (k AuthFlowKey) Load() ([]byte, error) { return k.load(ProcessEnv) }
+
+func (k AuthFlowKey) load(env Env) ([]byte, error) {
 	if k.KeyEnv == "" {
 		return nil, errors.New("required")
 	}
-	v := strings.TrimSpace(os.Getenv(k.KeyEnv))
+	raw, _ := env(k.KeyEnv)
+	v := strings.TrimSpace(raw)
 	if v == "" {
 		return nil, fmt.Errorf("environment variable %s is unset or empty", k.KeyEnv)
 	}
@@ -203,7 +209,7 @@ func (k AuthFlowKey) Load() ([]byte, error) {
 	return nil, fmt.Errorf("environment variable %s does not hold %d bytes as base64 or hex", k.KeyEnv, AuthFlowKeyBytes)
 }
 
-func (f *AgentAuthFlow) validate(field string) error {
+func (f *AgentAuthFlow) validate(field string, env Env) error {
 	var errs []error
 	add := func(sub, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: %s", field, sub, fmt.Sprintf(format, args...)))
@@ -224,15 +230,17 @@ func (f *AgentAuthFlow) validate(field string) error {
 	}
 	if o := f.OAuth; o != nil {
 		for _, u := range []struct{ sub, v string }{{"oauth.authorization_url", o.AuthorizationURL}, {"oauth.token_url", o.TokenURL}} {
-			if !secureURL(u.v) {
+			if u.v == "" {
+				add(u.sub, "required")
+			} else if !secureURL(u.v) {
 				add(u.sub, "want an absolute https URL (http only on loopback), got %q", u.v)
 			}
 		}
 		if o.ClientID == "" {
 			add("oauth.client_id", "required")
 		}
-		if o.ClientSecretEnv != "" && os.Getenv(o.ClientSecretEnv) == "" {
-			add("oauth.client_secret_env", "environment variable %s is unset or empty", o.ClientSecretEnv)
+		if msg := env.checkVar(o.ClientSecretEnv); msg != "" {
+			add("oauth.client_secret_env", "%s", msg)
 		}
 		for i, s := range o.Scopes {
 			if s == "" || strings.ContainsAny(s, " \t\r\n") {

@@ -57,6 +57,9 @@ type Config struct {
 	Push PushOptions `yaml:"push"`
 	// AuthFlows turns agents' auth-required states into challenges.
 	AuthFlows AuthFlowOptions `yaml:"auth_flows"`
+	// lines is where each field stands in the file the configuration was
+	// read from, for messages about it (Locate).
+	lines *lineIndex
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
 	Agents []Agent `yaml:"agents"`
 }
@@ -159,42 +162,67 @@ type AgentTimeouts struct {
 	StreamIdle duration.Duration `yaml:"stream_idle"`
 }
 
-// Load reads, decodes, applies defaults to and validates the file at path.
-// Every error names the file, and where it can, the field and the reason.
-func Load(path string) (*Config, error) {
+// Load reads, decodes, applies defaults to and validates the file at path,
+// with the variables of the process's environment.
+func Load(path string) (*Config, error) { return LoadEnv(path, ProcessEnv) }
+
+// LoadEnv is Load with the environment the *_env fields are checked
+// against; a nil env checks none of them (check --skip-env). A file that
+// decodes but has problems is returned with them, for a caller that looks
+// further (check); every other caller stops at the error.
+func LoadEnv(path string, env Env) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cfg, err := Parse(raw)
+	cfg, err := ParseEnv(raw, env)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, nil
 }
 
 // Parse decodes YAML strictly (unknown fields are errors), applies defaults
-// and validates.
-func Parse(raw []byte) (*Config, error) {
-	var cfg Config
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
+// and validates against the process's environment.
+func Parse(raw []byte) (*Config, error) { return ParseEnv(raw, ProcessEnv) }
+
+// ParseEnv is Parse with the given environment. It reports every problem
+// at once, as Problems: decoding goes on past a field of the wrong type, and
+// the file is still validated. Each problem reads "line N: field.path:
+// reason". With Problems the partly decoded file is returned too.
+func ParseEnv(raw []byte, env Env) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, cleanYAMLError(err)
 	}
+	cfg := Config{lines: indexLines(&doc)}
+	lines := cfg.lines
+	var decodeErrs []problem
+	if len(doc.Content) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return nil, cleanYAMLError(err)
+			}
+			for _, msg := range te.Errors {
+				decodeErrs = append(decodeErrs, lines.decodeError(msg))
+			}
+		}
+	}
 	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	verr := cfg.ValidateEnv(env)
+	if err := lines.join(decodeErrs, verr); err != nil {
+		return &cfg, err
 	}
 	return &cfg, nil
 }
 
-// cleanYAMLError drops the library's "yaml: unmarshal errors:" preamble so
-// the message reads "line 7: field foo not found in type config.Agent".
+// cleanYAMLError drops the library's "yaml: " preamble of a syntax error so
+// the message reads "line 7: did not find expected key".
 func cleanYAMLError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
-	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n  ", "; ")
-	return errors.New(strings.TrimPrefix(msg, "yaml: "))
+	return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
 // ApplyDefaults fills every unset field with its documented default.
@@ -267,9 +295,13 @@ func (c *Config) ApplyDefaults() {
 
 var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
-// Validate checks every field and reports the first problem as
-// "field.path: reason".
-func (c *Config) Validate() error {
+// Validate checks every field against the process's environment.
+func (c *Config) Validate() error { return c.ValidateEnv(ProcessEnv) }
+
+// ValidateEnv checks every field and reports every problem, each as
+// "field.path: reason". env is what the *_env fields are checked against;
+// nil skips those checks.
+func (c *Config) ValidateEnv(env Env) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
@@ -308,6 +340,9 @@ func (c *Config) Validate() error {
 	if err := c.Store.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if msg := env.checkVar(c.Store.Redis.PasswordEnv); msg != "" {
+		add("store.redis.password_env", "%s", msg)
+	}
 	if err := c.Auth.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -317,13 +352,13 @@ func (c *Config) Validate() error {
 	if err := c.Dedupe.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.Lifecycle.Validate(); err != nil {
+	if err := c.Lifecycle.Validate(env); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.Push.Validate(); err != nil {
+	if err := c.Push.Validate(env); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.AuthFlows.Validate(c.Agents); err != nil {
+	if err := c.AuthFlows.Validate(c.Agents, env); err != nil {
 		errs = append(errs, err)
 	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
@@ -343,14 +378,18 @@ func (c *Config) Validate() error {
 	seen := map[string]bool{}
 	for i, a := range c.Agents {
 		f := fmt.Sprintf("agents[%d]", i)
-		if !agentName.MatchString(a.Name) {
+		if a.Name == "" {
+			add(f+".name", "required")
+		} else if !agentName.MatchString(a.Name) {
 			add(f+".name", "want letters, digits, '-' or '_' (1-63 characters), got %q", a.Name)
 		}
 		if seen[a.Name] {
 			add(f+".name", "%q is used by another agent", a.Name)
 		}
 		seen[a.Name] = true
-		if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		if a.URL == "" {
+			add(f+".url", "required")
+		} else if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
 			add(f+".url", "want an absolute http(s) URL without a query, got %q", a.URL)
 		}
 		for _, p := range []struct{ field, path string }{{"jsonrpc_path", a.JSONRPCPath}, {"rest_path", a.RESTPath}, {"card_path", a.CardPath}} {
@@ -367,10 +406,8 @@ func (c *Config) Validate() error {
 		if err := a.Push.PushSource.Validate(f + ".push"); err != nil {
 			errs = append(errs, err)
 		}
-		if a.UpstreamAuthEnv != "" {
-			if _, ok := os.LookupEnv(a.UpstreamAuthEnv); !ok {
-				add(f+".upstream_auth_env", "environment variable %s is not set", a.UpstreamAuthEnv)
-			}
+		if msg := env.checkVar(a.UpstreamAuthEnv); msg != "" {
+			add(f+".upstream_auth_env", "%s", msg)
 		}
 	}
 	return errors.Join(errs...)

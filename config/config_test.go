@@ -50,8 +50,8 @@ func TestRejects(t *testing.T) {
 	cases := []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", minimal + "bogus: 1\n", "field bogus not found"},
-		{"unknown agent field", strings.Replace(minimal, `url:`, `colour: red, url:`, 1), "field colour not found"},
+		{"unknown field", minimal + "bogus: 1\n", "line 5: bogus: unknown field; this section has admin_listen, agents,"},
+		{"unknown agent field", strings.Replace(minimal, `url:`, `colour: red, url:`, 1), "agents[0].colour: unknown field; this section has auth_flow,"},
 		{"bare number duration", minimal + "shutdown: {timeout: 30}\n", `want a duration such as "30s"`},
 		{"bad listen", minimal + "listen: nowhere\n", "listen: want host:port"},
 		{"bad public url", minimal + "public_url: ftp://x\n", "public_url: want an absolute http(s) URL"},
@@ -85,7 +85,7 @@ func TestLoadNamesTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
-	if err == nil || !strings.HasPrefix(err.Error(), path+": listen:") {
+	if err == nil || !strings.HasPrefix(err.Error(), path+": line 5: listen:") {
 		t.Fatalf("want the file and field named, got %v", err)
 	}
 }

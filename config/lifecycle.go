@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"sort"
 	"time"
 
@@ -104,7 +103,7 @@ func (o *LifecycleOptions) ApplyDefaults() {
 }
 
 // Validate checks the options; errors name the field.
-func (o *LifecycleOptions) Validate() error {
+func (o *LifecycleOptions) Validate(env Env) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("lifecycle.%s: %s", field, fmt.Sprintf(format, args...)))
@@ -133,9 +132,9 @@ func (o *LifecycleOptions) Validate() error {
 	if o.TenantLabel && (o.MaxTenantLabels < 1 || o.MaxTenantLabels > MaxTenantLabelsLimit) {
 		add("max_tenant_labels", "want 1 to %d, got %d", MaxTenantLabelsLimit, o.MaxTenantLabels)
 	}
-	if o.OpsTokenEnv != "" {
+	if o.OpsTokenEnv != "" && env != nil {
 		// The value is never echoed: it is a credential.
-		switch v, ok := os.LookupEnv(o.OpsTokenEnv); {
+		switch v, ok := env(o.OpsTokenEnv); {
 		case !ok:
 			add("ops_token_env", "environment variable %s is not set", o.OpsTokenEnv)
 		case len(v) < MinOpsTokenBytes:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"regexp"
 	"time"
 
@@ -145,7 +144,7 @@ func (o *PushOptions) ApplyDefaults(publicURL string) {
 
 // Validate checks the section; errors name the field. Without Enabled only
 // the shape is checked.
-func (o *PushOptions) Validate() error {
+func (o *PushOptions) Validate(env Env) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("push.%s: %s", field, fmt.Sprintf(format, args...)))
@@ -163,8 +162,8 @@ func (o *PushOptions) Validate() error {
 		if name == "" {
 			return
 		}
-		if _, ok := os.LookupEnv(name); !ok && o.Enabled {
-			add(field, "environment variable %s is not set", name)
+		if msg := env.checkVar(name); msg != "" && o.Enabled {
+			add(field, "%s", msg)
 		}
 	}
 	checkEnv("webhook_secret_env", o.WebhookSecretEnv)

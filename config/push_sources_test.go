@@ -39,7 +39,7 @@ func TestPushSourceRejects(t *testing.T) {
 		{`max_stream_failures: 1000`, `agents[0].push.max_stream_failures: must be between 1 and 100`},
 		{`poll_interval: 1ms`, `agents[0].push.poll_interval: must be at least`},
 		{`reconcile_interval: 1ms`, `agents[0].push.reconcile_interval: must be at least`},
-		{`sauce: stream`, `field sauce not found`},
+		{`sauce: stream`, `agents[0].push.sauce: unknown field; this section has forward_configs,`},
 	} {
 		t.Run(tc.push, func(t *testing.T) {
 			_, err := Parse([]byte(withAgentPush(tc.push)))

@@ -14,11 +14,11 @@ func TestPushOptionsValidate(t *testing.T) {
 		o.ApplyDefaults("https://gw.example.com")
 		return o
 	}
-	if o := valid(); o.Validate() != nil || o.Signing.Issuer != "https://gw.example.com" || o.EventLog.MaxEvents != 1000 || o.EventLog.Retention.D() != 24*time.Hour {
-		t.Fatalf("defaults: %+v, %v", o, o.Validate())
+	if o := valid(); o.Validate(ProcessEnv) != nil || o.Signing.Issuer != "https://gw.example.com" || o.EventLog.MaxEvents != 1000 || o.EventLog.Retention.D() != 24*time.Hour {
+		t.Fatalf("defaults: %+v, %v", o, o.Validate(ProcessEnv))
 	}
-	if o := (PushOptions{}); o.Validate() != nil {
-		t.Fatalf("a disabled relay without keys: %v", o.Validate())
+	if o := (PushOptions{}); o.Validate(ProcessEnv) != nil {
+		t.Fatalf("a disabled relay without keys: %v", o.Validate(ProcessEnv))
 	}
 	for _, tc := range []struct {
 		name   string
@@ -42,7 +42,7 @@ func TestPushOptionsValidate(t *testing.T) {
 	} {
 		o := valid()
 		tc.mutate(&o)
-		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := o.Validate(ProcessEnv); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want an error naming %s", tc.name, err, tc.want)
 		}
 	}
@@ -71,7 +71,7 @@ func TestPushDeliveryLease(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := PushOptions{Delivery: PushDelivery{Timeout: duration.Duration(tc.timeout), LeaseTTL: duration.Duration(tc.lease)}}
-			if err := o.Validate(); err != nil {
+			if err := o.Validate(ProcessEnv); err != nil {
 				t.Fatal(err)
 			}
 			if got := o.DeliveryOptions().LeaseTTL; got != tc.lease {

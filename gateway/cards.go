@@ -35,22 +35,34 @@ type cardServer struct {
 // card-signing key.
 func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
 	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled}
-	if sc := cfg.CardSigning; sc.KeyFile != "" {
-		key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("card_signing.key_file: %w", err)
-		}
-		if cs.signer, err = card.NewSigner(key, sc.KeyID, sc.JWKSURL); err != nil {
-			return nil, fmt.Errorf("card_signing: %w", err)
-		}
-		if cs.jwks, err = authz.PublicJWKS(key, sc.KeyID); err != nil {
-			return nil, fmt.Errorf("card_signing: %w", err)
-		}
+	var err error
+	if cs.signer, cs.jwks, err = cardSigner(cfg.CardSigning); err != nil {
+		return nil, err
 	}
 	for _, a := range cfg.Agents {
 		cs.caches[a.Name] = card.NewCache(&http.Client{CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
 	}
 	return cs, nil
+}
+
+// cardSigner loads the card-signing key, if one is configured.
+func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
+	if sc.KeyFile == "" {
+		return nil, nil, nil
+	}
+	key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing.key_file: %w", err)
+	}
+	signer, err := card.NewSigner(key, sc.KeyID, sc.JWKSURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing: %w", err)
+	}
+	jwks, err := authz.PublicJWKS(key, sc.KeyID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing: %w", err)
+	}
+	return signer, jwks, nil
 }
 
 // serveJWKS publishes the card-signing public key.

@@ -49,6 +49,9 @@ type Gateway struct {
 // New builds every component. It does not listen; see Run, or mount
 // Public and Admin on servers of your own (tests do).
 func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, error) {
+	if err := Check(cfg, config.ProcessEnv); err != nil {
+		return nil, err
+	}
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var mopts []metrics.Option

@@ -71,7 +71,7 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 	o := &cfg.Push
 	signer, err := push.NewSigner(o.SignerOptions())
 	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
+		return nil, fmt.Errorf("push.%w", err)
 	}
 	def, err := push.NewURLPolicy(o.Allowlist, o.Resolver)
 	if err != nil {
@@ -83,7 +83,7 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 			return nil, fmt.Errorf("push.tenants.%s.allowlist: %w", t, err)
 		}
 	}
-	secrets, err := webhookSecrets(o)
+	secrets, err := webhookSecrets(o, config.ProcessEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -142,24 +142,27 @@ func newPushMetrics(reg prometheus.Registerer, cfg *config.Config) *metrics.Push
 }
 
 // webhookSecrets reads every Standard Webhooks secret the section names,
-// by environment variable.
-func webhookSecrets(o *config.PushOptions) (map[string][]byte, error) {
+// by environment variable, and reports every bad one.
+func webhookSecrets(o *config.PushOptions, env config.Env) (map[string][]byte, error) {
 	out := map[string][]byte{}
+	var errs []error
 	envs := []string{o.WebhookSecretEnv}
 	for _, t := range o.Tenants {
 		envs = append(envs, t.WebhookSecretEnv)
 	}
-	for _, env := range envs {
-		if env == "" || out[env] != nil {
+	for _, name := range envs {
+		if name == "" || out[name] != nil {
 			continue
 		}
-		secret, err := push.ParseWebhookSecret(os.Getenv(env))
+		v, _ := env(name)
+		secret, err := push.ParseWebhookSecret(v)
 		if err != nil {
-			return nil, fmt.Errorf("push: the Standard Webhooks secret in %s: %w", env, err)
+			errs = append(errs, fmt.Errorf("push: the Standard Webhooks secret in %s: %w", name, err))
+			continue
 		}
-		out[env] = secret
+		out[name] = secret
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // close stops the delivery workers; they hand their endpoints back.

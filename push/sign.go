@@ -144,7 +144,7 @@ type Signer struct {
 
 // NewSigner loads the key files and renders the JWKS.
 func NewSigner(o SignerOptions) (*Signer, error) {
-	if err := o.Validate("signer"); err != nil {
+	if err := o.Validate("signing"); err != nil {
 		return nil, err
 	}
 	kids := o.kids()
@@ -153,31 +153,31 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 	for i, path := range o.KeyFiles {
 		key, err := authz.LoadPrivateKeyPEM(path)
 		if err != nil {
-			return nil, fmt.Errorf("signer.key_files[%d]: %w", i, err)
+			return nil, fmt.Errorf("signing.key_files[%d]: %w", i, err)
 		}
 		for j := range i {
 			if samePublicKey(keys[j], key) {
-				return nil, fmt.Errorf("signer.key_files[%d]: the same key as key_files[%d]", i, j)
+				return nil, fmt.Errorf("signing.key_files[%d]: the same key as key_files[%d]", i, j)
 			}
 		}
 		keys[i] = key
 		if published[i], err = publicJWK(key, kids[i]); err != nil {
-			return nil, fmt.Errorf("signer.key_files[%d]: %w", i, err)
+			return nil, fmt.Errorf("signing.key_files[%d]: %w", i, err)
 		}
 	}
 	alg, err := authz.SigningAlgorithm(keys[0])
 	if err != nil {
-		return nil, fmt.Errorf("signer.key_files[0]: %w", err)
+		return nil, fmt.Errorf("signing.key_files[0]: %w", err)
 	}
 	method := jwt.GetSigningMethod(alg)
 	if method == nil {
-		return nil, fmt.Errorf("signer.key_files[0]: no JWS implementation for %s", alg)
+		return nil, fmt.Errorf("signing.key_files[0]: no JWS implementation for %s", alg)
 	}
 	jwks, err := json.Marshal(struct {
 		Keys []json.RawMessage `json:"keys"`
 	}{published})
 	if err != nil {
-		return nil, fmt.Errorf("signer: encode JWKS: %w", err)
+		return nil, fmt.Errorf("signing: encode JWKS: %w", err)
 	}
 	ttl := o.TTL
 	if ttl == 0 {
@@ -185,7 +185,7 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 	}
 	header, err := json.Marshal(map[string]string{"alg": method.Alg(), "kid": kids[0], "typ": "JWT"})
 	if err != nil {
-		return nil, fmt.Errorf("signer: encode the JWT header: %w", err)
+		return nil, fmt.Errorf("signing: encode the JWT header: %w", err)
 	}
 	return &Signer{
 		issuer: o.Issuer, ttl: ttl, key: keys[0], kid: kids[0], method: method, jwks: jwks,

@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/gateway"
 )
 
 // The demo's configuration is valid as built, and the token command mints
@@ -38,18 +44,212 @@ func TestDemoConfigAndToken(t *testing.T) {
 	}
 }
 
+// devKey makes an Ed25519 key at path and its public JWKS at path.jwks.json.
+func devKey(t *testing.T, path string) {
+	t.Helper()
+	if err := runToken([]string{"-key", path, "-generate"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exampleWithKeys is the example configuration with its key files made in
+// dir.
+func exampleWithKeys(t *testing.T, dir string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../deploy/examples/gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devKey(t, filepath.Join(dir, "partner.pem"))
+	devKey(t, filepath.Join(dir, "push-2026.pem"))
+	devKey(t, filepath.Join(dir, "push-2025.pem"))
+	text := strings.ReplaceAll(string(raw), "/etc/a2a-gateway/keys/partner.jwks.json", filepath.Join(dir, "partner.pem.jwks.json"))
+	text = strings.ReplaceAll(text, "/etc/a2a-gateway/keys/", dir+"/")
+	path := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	path := exampleWithKeys(t, dir)
+	for _, name := range []string{"A2AGW_REDIS_PASSWORD", "A2AGW_BATCH_HMAC", "A2AGW_KEY_NIGHTLY", "A2AGW_APPROVALS_UPSTREAM_AUTH"} {
+		t.Setenv(name, "")
+	}
+	// Every problem at once, each with its line and field.
 	var out bytes.Buffer
+	err := runCheck([]string{"-config", path}, &out)
+	if err == nil {
+		t.Fatal("the example passed without its secrets")
+	}
+	for _, want := range []string{
+		": 4 problems:",
+		"line 29: store.redis.password_env:",
+		"line 59: auth.issuers[2].hmac_secret_env:",
+		"line 64: auth.api_keys[0].key_env:",
+		"line 136: agents[1].upstream_auth_env:",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	// In CI, where the secrets are absent, the rest of the file is linted.
+	out.Reset()
+	if err := runCheck([]string{"-skip-env", "-config", path}, &out); err != nil || !strings.Contains(out.String(), "ok (2 agents; environment variables not checked)") {
+		t.Fatalf("check -skip-env: %v %s", err, out.String())
+	}
+	if err := os.Remove(filepath.Join(dir, "partner.pem.jwks.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCheck([]string{"-skip-env", "-config", path}, &out); err == nil || !strings.Contains(err.Error(), "line 53: auth.issuers[1].key_files[0]:") {
+		t.Fatalf("check -skip-env with a key file missing: %v", err)
+	}
 	t.Setenv("A2AGW_REDIS_PASSWORD", "x")
 	t.Setenv("A2AGW_BATCH_HMAC", "0123456789abcdef0123456789abcdef")
 	t.Setenv("A2AGW_KEY_NIGHTLY", "abcdefghijklmnopqrstu")
 	t.Setenv("A2AGW_APPROVALS_UPSTREAM_AUTH", "Bearer x")
-	if err := runCheck([]string{"-config", "../../deploy/examples/gateway.yaml"}, &out); err != nil || !strings.Contains(out.String(), "ok (2 agents)") {
+	devKey(t, filepath.Join(dir, "partner.pem.again"))
+	if err := os.Rename(filepath.Join(dir, "partner.pem.again.jwks.json"), filepath.Join(dir, "partner.pem.jwks.json")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runCheck([]string{"-config", path}, &out); err != nil || !strings.Contains(out.String(), "ok (2 agents)") {
 		t.Fatalf("check: %v %s", err, out.String())
 	}
 	if err := runCheck([]string{"-config", "nope.yaml"}, &out); err == nil {
 		t.Fatal("a missing file passed the check")
 	}
+}
+
+// Whatever serve refuses at start-up, check refuses too, naming the same
+// field: every key file and secret the file names is in the class.
+func TestCheckRefusesWhatServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	devKey(t, filepath.Join(dir, "caller.pem"))
+	devKey(t, filepath.Join(dir, "push.pem"))
+	devKey(t, filepath.Join(dir, "card.pem"))
+	const (
+		hmacEnv   = "A2AGW_TEST_CHECK_HMAC"
+		apiEnv    = "A2AGW_TEST_CHECK_API"
+		opsEnv    = "A2AGW_TEST_CHECK_OPS"
+		hookEnv   = "A2AGW_TEST_CHECK_HOOK"
+		flowEnv   = "A2AGW_TEST_CHECK_FLOW"
+		upEnv     = "A2AGW_TEST_CHECK_UPSTREAM"
+		secretHex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	)
+	good := map[string]string{
+		hmacEnv: "0123456789abcdef0123456789abcdef",
+		apiEnv:  "abcdefghijklmnopqrstu",
+		opsEnv:  "0123456789abcdef0123",
+		hookEnv: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		flowEnv: secretHex,
+		upEnv:   "Bearer upstream",
+	}
+	base := `
+listen: 127.0.0.1:0
+admin_listen: 127.0.0.1:0
+auth:
+  issuers:
+    - {name: dev, issuer: dev, audiences: [gw], algorithms: [EdDSA], key_files: ["` + dir + `/caller.pem.jwks.json"]}
+    - {name: batch, issuer: batch, audiences: [gw], algorithms: [HS256], hmac_secret_env: ` + hmacEnv + `}
+  api_keys: [{name: ci, tenant: t, key_env: ` + apiEnv + `}]
+lifecycle: {ops_token_env: ` + opsEnv + `}
+card_signing: {key_file: "` + dir + `/card.pem", key_id: c1}
+auth_flows:
+  keys: [{id: k1, key_env: ` + flowEnv + `, active: true}]
+push:
+  enabled: true
+  signing: {key_files: ["` + dir + `/push.pem"]}
+  webhook_secret_env: ` + hookEnv + `
+agents:
+  - name: demo
+    url: "http://127.0.0.1:9"
+    upstream_auth_env: ` + upEnv + `
+    auth_flow: {delivery: authorization}
+`
+	cases := []struct {
+		name, field string
+		file        func(string) string
+		env         map[string]string
+	}{
+		{"caller key file missing", "auth.issuers[0].key_files[0]", replace(dir+"/caller.pem.jwks.json", dir+"/nope.json"), nil},
+		{"caller key file is a private key", "auth.issuers[0].key_files[0]", replace(dir+"/caller.pem.jwks.json", dir+"/caller.pem"), nil},
+		{"hmac secret unset", "auth.issuers[1].hmac_secret_env", nil, map[string]string{hmacEnv: ""}},
+		{"hmac secret too short", "auth.issuers[1].hmac_secret_env", nil, map[string]string{hmacEnv: "Zq9xW"}},
+		{"api key unset", "auth.api_keys[0].key_env", nil, map[string]string{apiEnv: ""}},
+		{"api key too short", "auth.api_keys[0].key_env", nil, map[string]string{apiEnv: "Zq9xW"}},
+		{"ops token short", "lifecycle.ops_token_env", nil, map[string]string{opsEnv: "Zq9xW"}},
+		{"card key missing", "card_signing.key_file", replace(dir+"/card.pem", dir+"/nope.pem"), nil},
+		{"push key missing", "push.signing.key_files[0]", replace(dir+"/push.pem", dir+"/nope.pem"), nil},
+		{"webhook secret malformed", "Standard Webhooks secret in " + hookEnv, nil, map[string]string{hookEnv: "not base64 !"}},
+		{"auth flow key malformed", "auth_flows.keys[0].key_env", nil, map[string]string{flowEnv: "Zq9xW"}},
+		{"upstream auth unset", "agents[0].upstream_auth_env", nil, map[string]string{upEnv: ""}},
+	}
+	setEnv := func(t *testing.T, over map[string]string) {
+		for k, v := range good {
+			if o, ok := over[k]; ok {
+				v = o
+			}
+			t.Setenv(k, v)
+		}
+	}
+	serve := func(path string) error {
+		cfg, err := config.Load(path)
+		if err != nil {
+			return err
+		}
+		gw, err := gateway.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		if err == nil {
+			gw.Close()
+		}
+		return err
+	}
+	write := func(t *testing.T, text string) string {
+		path := filepath.Join(t.TempDir(), "gw.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	t.Run("base", func(t *testing.T) {
+		setEnv(t, nil)
+		path := write(t, base)
+		if err := runCheck([]string{"-config", path}, io.Discard); err != nil {
+			t.Fatalf("check: %v", err)
+		}
+		if err := serve(path); err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			setEnv(t, tc.env)
+			text := base
+			if tc.file != nil {
+				text = tc.file(text)
+			}
+			path := write(t, text)
+			serr := serve(path)
+			if serr == nil || !strings.Contains(serr.Error(), tc.field) {
+				t.Fatalf("serve: %v, want a refusal naming %s", serr, tc.field)
+			}
+			cerr := runCheck([]string{"-config", path}, io.Discard)
+			if cerr == nil || !strings.Contains(cerr.Error(), tc.field) {
+				t.Fatalf("check: %v, want a refusal naming %s (serve: %v)", cerr, tc.field, serr)
+			}
+			for _, v := range tc.env {
+				if len(v) > 3 && strings.Contains(cerr.Error(), v) {
+					t.Fatalf("a secret's value is in the message: %v", cerr)
+				}
+			}
+		})
+	}
+}
+
+func replace(old, new string) func(string) string {
+	return func(s string) string { return strings.ReplaceAll(s, old, new) }
 }
 
 // The demo comes up and answers, then stops when its context ends.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"context"
 	"flag"
 	"fmt"
@@ -30,16 +31,31 @@ func runServe(ctx context.Context, args []string) error {
 	return gw.Run(ctx)
 }
 
+// runCheck finds everything serve would refuse before it connects to
+// anything: the file's problems, then the keys and secrets it names.
 func runCheck(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(out)
 	path := fs.String("config", "gateway.yaml", "path of the YAML configuration file")
+	skipEnv := fs.Bool("skip-env", false, "do not check the environment variables the file names (lint a file where the secrets are absent, in CI)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
+	env := config.ProcessEnv
+	if *skipEnv {
+		env = nil
+	}
+	cfg, err := config.LoadEnv(*path, env)
+	if cfg == nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s: ok (%d agents)\n", *path, len(cfg.Agents))
+	if err := cfg.Locate(errors.Unwrap(err), gateway.Check(cfg, env)); err != nil {
+		return fmt.Errorf("%s: %w", *path, err)
+	}
+	note := ""
+	if *skipEnv {
+		note = "; environment variables not checked"
+	}
+	fmt.Fprintf(out, "%s: ok (%d agents%s)\n", *path, len(cfg.Agents), note)
 	return nil
 }

@@ -17,19 +17,26 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // UnmarshalYAML accepts "1m30s"-style strings; bare numbers are refused
 // because their unit would be a guess.
+//
+// Errors are yaml.TypeErrors that carry the line, so the decoder goes on and
+// reports every bad field of a file, not just the first.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!int" || n.Tag == "!!float" {
-		return fmt.Errorf("want a duration such as \"30s\", got %q", n.Value)
+		return typeError(n, "want a duration such as \"30s\", got %q", n.Value)
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("want a duration such as \"30s\", got %q", n.Value)
+		return typeError(n, "want a duration such as \"30s\", got %q", n.Value)
 	}
 	if v < 0 {
-		return fmt.Errorf("duration %q must not be negative", n.Value)
+		return typeError(n, "want a duration that is not negative, got %q", n.Value)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+func typeError(n *yaml.Node, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", n.Line) + fmt.Sprintf(format, args...)}}
 }
 
 // MarshalYAML writes the Go duration string.

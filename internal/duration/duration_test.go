@@ -22,7 +22,7 @@ func TestUnmarshalYAML(t *testing.T) {
 		{in: `d: 30`, wantErr: "want a duration"},
 		{in: `d: 1.5`, wantErr: "want a duration"},
 		{in: `d: soon`, wantErr: "want a duration"},
-		{in: `d: -5s`, wantErr: "must not be negative"},
+		{in: `d: -5s`, wantErr: "not negative"},
 		{in: `d: [1s]`, wantErr: "want a duration"},
 	}
 	for _, tt := range tests {
