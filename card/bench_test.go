@@ -28,7 +28,7 @@ func BenchmarkRewrite(b *testing.B) {
 		signer *Signer
 	}{{"unsigned", nil}, {"signed", signer}} {
 		b.Run(bc.name, func(b *testing.B) {
-			o := RewriteOptions{UpstreamBase: mustURLB(b, "http://georoute.internal:8080/a2a"), PublicBase: testPublic, Security: BearerJWT("X-API-Key"), Signer: bc.signer}
+			o := RewriteOptions{UpstreamBase: mustURLB(b, "http://georoute.internal:8080/a2a"), PublicBase: testPublic, Security: GatewaySecurity(true, "X-API-Key"), Signer: bc.signer}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Rewrite(raw, o); err != nil {
@@ -48,7 +48,7 @@ func BenchmarkServeCardHit(b *testing.B) {
 	up := httptest.NewServer(serveBytes(raw))
 	defer up.Close()
 	c := NewCache(up.Client(), 0, nil)
-	o := RewriteOptions{UpstreamBase: mustURLB(b, "http://georoute.internal:8080/a2a"), PublicBase: testPublic, Security: BearerJWT("")}
+	o := RewriteOptions{UpstreamBase: mustURLB(b, "http://georoute.internal:8080/a2a"), PublicBase: testPublic, Security: GatewaySecurity(true, "")}
 	urls := []string{up.URL + "/.well-known/agent-card.json"}
 	req := httptest.NewRequest(http.MethodGet, "/agents/geo/.well-known/agent-card.json", nil)
 	req.Header.Set("A2A-Version", "1.0")

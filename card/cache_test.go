@@ -112,7 +112,7 @@ func newGateway(t *testing.T, up *upstream, opts ...Option) *gateway {
 	g := &gateway{clock: &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(g.logs, nil))
 	g.cache = NewCache(up.srv.Client(), 0, log, append([]Option{WithClock(g.clock.Now)}, opts...)...)
-	o := RewriteOptions{UpstreamBase: mustURL(t, up.srv.URL+"/a2a"), PublicBase: testPublic, Security: BearerJWT("")}
+	o := RewriteOptions{UpstreamBase: mustURL(t, up.srv.URL+"/a2a"), PublicBase: testPublic, Security: GatewaySecurity(true, "")}
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.cache.ServeCard(w, r, "geo/public", up.cardURLs(), o)
 	}))

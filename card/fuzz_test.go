@@ -41,7 +41,7 @@ func FuzzRewrite(f *testing.F) {
 	upstream := &url.URL{Scheme: "http", Host: "georoute.internal:8080", Path: "/a2a"}
 	yes := true
 	f.Fuzz(func(t *testing.T, raw []byte, sign bool) {
-		o := RewriteOptions{UpstreamBase: upstream, PublicBase: testPublic, Security: BearerJWT("X-API-Key"), PushNotifications: &yes}
+		o := RewriteOptions{UpstreamBase: upstream, PublicBase: testPublic, Security: GatewaySecurity(true, "X-API-Key"), PushNotifications: &yes}
 		if sign {
 			o.Signer = signer
 		}

@@ -48,7 +48,7 @@ func decodeValue(t *testing.T, s string) any {
 
 func testOptions(t *testing.T, upstream string) RewriteOptions {
 	t.Helper()
-	return RewriteOptions{UpstreamBase: mustURL(t, upstream), PublicBase: testPublic, Security: BearerJWT("X-API-Key")}
+	return RewriteOptions{UpstreamBase: mustURL(t, upstream), PublicBase: testPublic, Security: GatewaySecurity(true, "X-API-Key")}
 }
 
 const (
@@ -378,7 +378,7 @@ func TestRewriteSecurity(t *testing.T) {
 		{
 			name:     "v1.0 schemes with a 0.3 security list rewrite both requirement fields",
 			card:     `{"supportedInterfaces":[{"url":"http://a/rpc","protocolBinding":"JSONRPC"}],"securitySchemes":{"g":{"openIdConnectSecurityScheme":{"openIdConnectUrl":"https://x"}}},"security":[{"g":["openid"]}]}`,
-			security: BearerJWT(""),
+			security: GatewaySecurity(true, ""),
 			want: map[string]string{
 				fieldSecuritySchemes:      `{"bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer","bearerFormat":"JWT","description":"JWT issued by the gateway's trusted identity provider"}}}`,
 				fieldSecurity:             `[{"bearer":[]}]`,

@@ -54,21 +54,25 @@ type OpenIDConnect struct {
 	URL string
 }
 
-// Scheme names used by BearerJWT.
+// Scheme names used by GatewaySecurity.
 const (
 	SchemeBearer = "bearer"
 	SchemeAPIKey = "apiKey"
 )
 
-// BearerJWT describes the gateway's usual authentication: a JWT bearer
-// token, or alternatively an API key in the named header when apiKeyHeader
-// is not empty.
-func BearerJWT(apiKeyHeader string) Security {
-	s := Security{Schemes: []Scheme{{
-		Name:        SchemeBearer,
-		Description: "JWT issued by the gateway's trusted identity provider",
-		HTTP:        &HTTPAuth{Scheme: "Bearer", BearerFormat: "JWT"},
-	}}}
+// GatewaySecurity describes the gateway's authentication as configured: a
+// JWT bearer token when bearerJWT (an issuer is trusted), and an API key in
+// the named header when apiKeyHeader is not empty (API keys are issued). A
+// card never advertises a scheme no credential can pass.
+func GatewaySecurity(bearerJWT bool, apiKeyHeader string) Security {
+	var s Security
+	if bearerJWT {
+		s.Schemes = append(s.Schemes, Scheme{
+			Name:        SchemeBearer,
+			Description: "JWT issued by the gateway's trusted identity provider",
+			HTTP:        &HTTPAuth{Scheme: "Bearer", BearerFormat: "JWT"},
+		})
+	}
 	if apiKeyHeader != "" {
 		s.Schemes = append(s.Schemes, Scheme{
 			Name:        SchemeAPIKey,

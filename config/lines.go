@@ -359,6 +359,3 @@ func leafMessages(err error) []string {
 	}
 	return strings.Split(err.Error(), "\n")
 }
-
-
-

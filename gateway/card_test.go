@@ -102,8 +102,8 @@ func collectURLs(v any, out []string) []string {
 }
 
 // wantGatewaySecurity checks that the schemes are the gateway's (a bearer
-// JWT or its API key header), not the agent's, and that the requirements
-// name only them.
+// JWT: the test gateway issues no API keys, so its card offers none), not
+// the agent's, and that the requirements name only them.
 func wantGatewaySecurity(t *testing.T, card map[string]any) {
 	t.Helper()
 	schemes, _ := card["securitySchemes"].(map[string]any)
@@ -112,16 +112,12 @@ func wantGatewaySecurity(t *testing.T, card map[string]any) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	if !reflect.DeepEqual(names, []string{"apiKey", "bearer"}) {
-		t.Fatalf("security schemes %v, want the gateway's apiKey and bearer", schemes)
+	if !reflect.DeepEqual(names, []string{"bearer"}) {
+		t.Fatalf("security schemes %v, want the gateway's bearer alone", schemes)
 	}
 	bearer, _ := schemes["bearer"].(map[string]any)
-	apiKey, _ := schemes["apiKey"].(map[string]any)
 	if !strings.EqualFold(stringAt(bearer, "scheme", "httpAuthSecurityScheme"), "bearer") {
 		t.Fatalf("bearer scheme %v", bearer)
-	}
-	if stringAt(apiKey, "name", "apiKeySecurityScheme") != "X-API-Key" {
-		t.Fatalf("API key scheme %v", apiKey)
 	}
 	if desc := stringAt(bearer, "description", "httpAuthSecurityScheme"); !strings.Contains(desc, "gateway") {
 		t.Fatalf("the bearer scheme is not the gateway's: %v", bearer)

@@ -29,12 +29,14 @@ type cardServer struct {
 	jwks []byte
 	// push is set when the gateway relays push notifications itself.
 	push bool
+	// security is the authentication every rewritten card describes.
+	security card.Security
 }
 
 // newCardServer builds the card caches and, when configured, loads the
 // card-signing key.
 func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
-	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled}
+	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled, security: gatewaySecurity(cfg.Auth)}
 	var err error
 	if cs.signer, cs.jwks, err = cardSigner(cfg.CardSigning); err != nil {
 		return nil, err
@@ -43,6 +45,16 @@ func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
 		cs.caches[a.Name] = card.NewCache(&http.Client{CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
 	}
 	return cs, nil
+}
+
+// gatewaySecurity is what the rewritten cards say about authentication:
+// only the kinds of credential the configuration accepts.
+func gatewaySecurity(o authz.Options) card.Security {
+	header := ""
+	if len(o.APIKeys) > 0 {
+		header = apiKeyHeader
+	}
+	return card.GatewaySecurity(len(o.Issuers) > 0, header)
 }
 
 // cardSigner loads the card-signing key, if one is configured.
@@ -96,7 +108,7 @@ func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	o := card.RewriteOptions{
 		UpstreamBase: a.Upstream,
 		PublicBase:   a.PublicBase,
-		Security:     card.BearerJWT(apiKeyHeader),
+		Security:     cs.security,
 		Signer:       cs.signer,
 	}
 	if cs.push && !a.Config().Push.ForwardConfigs {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the interop suite against the gateway of this checkout and rewrites
-# interop/RESULTS.md. Run ./interop/setup.sh first.
+# Runs the interop suite against the gateway of this checkout. With
+# --update it also rewrites interop/RESULTS.md and the README's
+# compatibility table from the run. Run ./interop/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -9,4 +10,7 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
+if [ "${1:-}" = "--update" ]; then
+  export INTEROP_UPDATE=1
+fi
 go test -race -count=1 -timeout 20m ./...

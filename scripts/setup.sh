@@ -12,9 +12,12 @@ if ! command -v redis-server >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq redis-server >/dev/null
 fi
 
+echo "setup: downloading the Go modules (go mod download)"
 go mod download
+echo "setup: building bin/a2a-gateway and bin/demo-agent (the first build takes a few minutes)"
 mkdir -p bin
 go build -o bin/a2a-gateway ./cmd/a2a-gateway
 go build -o bin/demo-agent ./cmd/demo-agent
-./interop/setup.sh   # the interop suite's pinned npm packages and Go modules
+echo "setup: installing the interop suite's pinned npm packages and Go modules (interop/setup.sh)"
+./interop/setup.sh
 echo "setup: done (bin/a2a-gateway, bin/demo-agent; redis-server $(redis-server --version | awk '{print $3}'))"

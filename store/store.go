@@ -86,6 +86,7 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (Store, error) {
 		return NewMemory(o), nil
 	}
 
+	routeRedisLog(log)
 	client, err := newRedisClient(o.Redis)
 	if err != nil {
 		return nil, err

@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 )
 
 // runDemo starts the demo agent, a webhook receiver and the gateway in one
@@ -153,7 +155,8 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 			Algorithms: []string{"EdDSA"},
 			KeyFiles:   []string{jwksPath},
 		}}},
-		Lifecycle: config.LifecycleOptions{OpsTokenEnv: demoOpsTokenEnv},
+		// A short sweep, so the watchdog's budgets below show within seconds.
+		Lifecycle: config.LifecycleOptions{OpsTokenEnv: demoOpsTokenEnv, SweepInterval: duration.Duration(2 * time.Second)},
 		AuthFlows: config.AuthFlowOptions{Keys: []config.AuthFlowKey{{ID: "demo", KeyEnv: demoAuthFlowKeyEnv}}},
 		Push: config.PushOptions{
 			Enabled: true,
@@ -161,7 +164,9 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hookHost}}},
 		},
 		Agents: []config.Agent{
-			{Name: "demo", URL: agentURL},
+			// Short budgets, so a "never" task is escalated in the ops view
+			// a few seconds after it starts.
+			{Name: "demo", URL: agentURL, Watchdog: demoWatchdog},
 			// The same agent below its secure path, where every task needs a
 			// credential: the auth-required flow with a direct hand-off.
 			{Name: "calendar", URL: agentURL + demoagent.SecurePath, AuthFlow: &config.AgentAuthFlow{}},
@@ -169,6 +174,27 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 	}
 	cfg.ApplyDefaults()
 	return cfg
+}
+
+// demoWatchdog is the demo agent's budgets per state: a person trying the
+// demo sees the watchdog escalate a "never" task within a minute.
+var demoWatchdog = config.WatchdogOptions{
+	Working:       duration.Duration(demoWorkingBudget),
+	InputRequired: duration.Duration(10 * time.Minute),
+	AuthRequired:  duration.Duration(10 * time.Minute),
+	Action:        config.WatchdogEscalate,
+}
+
+const demoWorkingBudget = 20 * time.Second
+
+// selfCommand is how the person who started the demo runs this binary
+// again: the path they used, or the set-up's bin/ where they ran it
+// through "go run" (whose binary is gone when it exits).
+func selfCommand() string {
+	if self := os.Args[0]; self != "" && !strings.Contains(self, "go-build") {
+		return self
+	}
+	return "./bin/a2a-gateway"
 }
 
 // demoPushSend is the body of a streaming send that registers hookURL as
@@ -208,9 +234,17 @@ Stream one with a push config: the gateway relays each event, signed, to the dem
     -d '%[8]s'
 
 The first word of the text picks a scenario: complete, stream N, slow 2s, input, auth, fail, reject,
-wait (until canceled), never, message. A token for another tenant:
+wait (until canceled), never, message. "wait" and "never" do not finish, so a plain send waits for them
+until the agent's request timeout: stream them, or send them with "returnImmediately", as here. A "never"
+task is over the demo's %[10]s working budget soon after; the ops view below then shows the watchdog's
+escalation:
 
-  go run ./cmd/a2a-gateway token -key %[4]s -tenant other -subject bob
+  curl -s %[1]s/ -H "Authorization: Bearer $TOKEN" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \
+    -d '{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"message":{"messageId":"m-4","role":"ROLE_USER","parts":[{"text":"never"}]},"configuration":{"returnImmediately":true}}}'
+
+A token for another tenant:
+
+  %[9]s token -key %[4]s -tenant other -subject bob
 
 The ops view (task lifecycles, counts by state) on the admin listener:
 
@@ -220,5 +254,6 @@ An agent that asks for a credential before every task (walk-through: README, "Au
 
   %[6]s/
 
-`, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar", hookURL, demoPushSend(hookURL))
+`, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar", hookURL, demoPushSend(hookURL),
+		selfCommand(), demoWorkingBudget)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -72,6 +73,22 @@ func exampleWithKeys(t *testing.T, dir string) string {
 	return path
 }
 
+// lineWith is "line N" of the first line of the file that contains text.
+func lineWith(t *testing.T, path, text string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, text) && !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			return fmt.Sprintf("line %d", i+1)
+		}
+	}
+	t.Fatalf("%s has no line with %q", path, text)
+	return ""
+}
+
 func TestCheckCommand(t *testing.T) {
 	dir := t.TempDir()
 	path := exampleWithKeys(t, dir)
@@ -86,10 +103,10 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		": 4 problems:",
-		"line 29: store.redis.password_env:",
-		"line 59: auth.issuers[2].hmac_secret_env:",
-		"line 64: auth.api_keys[0].key_env:",
-		"line 136: agents[1].upstream_auth_env:",
+		lineWith(t, path, "password_env: A2AGW_REDIS_PASSWORD") + ": store.redis.password_env:",
+		lineWith(t, path, "hmac_secret_env: A2AGW_BATCH_HMAC") + ": auth.issuers[2].hmac_secret_env:",
+		lineWith(t, path, "key_env: A2AGW_KEY_NIGHTLY") + ": auth.api_keys[0].key_env:",
+		lineWith(t, path, "upstream_auth_env: A2AGW_APPROVALS_UPSTREAM_AUTH") + ": agents[1].upstream_auth_env:",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%v", want, err)
@@ -103,7 +120,7 @@ func TestCheckCommand(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "partner.pem.jwks.json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := runCheck([]string{"-skip-env", "-config", path}, &out); err == nil || !strings.Contains(err.Error(), "line 53: auth.issuers[1].key_files[0]:") {
+	if err := runCheck([]string{"-skip-env", "-config", path}, &out); err == nil || !strings.Contains(err.Error(), lineWith(t, path, "partner.pem.jwks.json")+": auth.issuers[1].key_files[0]:") {
 		t.Fatalf("check -skip-env with a key file missing: %v", err)
 	}
 	t.Setenv("A2AGW_REDIS_PASSWORD", "x")
