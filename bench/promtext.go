@@ -141,9 +141,6 @@ func parseLabels(in string) (map[string]string, string, error) {
 			return nil, "", errors.New("unterminated label value")
 		}
 		labels[name] = val.String()
-		in = in[i+1:]
-		if strings.HasPrefix(in, ",") {
-			in = in[1:]
-		}
+		in = strings.TrimPrefix(in[i+1:], ",")
 	}
 }

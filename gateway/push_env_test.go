@@ -167,13 +167,6 @@ func (r *webhook) acked() []hookCall {
 	return out
 }
 
-// waitAcked waits until n notifications were acknowledged.
-func (r *webhook) waitAcked(t *testing.T, n int) []hookCall {
-	t.Helper()
-	eventually(t, fmt.Sprintf("the receiver acknowledged %d notifications", n), func() bool { return len(r.acked()) >= n })
-	return r.acked()
-}
-
 // results reads a client stream to its end and returns the unwrapped
 // result of every event, in order.
 func streamResults(t *testing.T, s *stream) [][]byte {

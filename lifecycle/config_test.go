@@ -30,7 +30,7 @@ queue_size: 16
 		t.Fatal(err)
 	}
 	o.ApplyDefaults()
-	if err := o.Validate(); err != nil {
+	if err := o.Validate(config.ProcessEnv); err != nil {
 		t.Fatal(err)
 	}
 	if o.Retention("acme") != 2*time.Hour || o.Retention("beta") != 48*time.Hour || o.OrphanAfter.D() != 10*time.Minute ||
@@ -86,7 +86,7 @@ func TestLifecycleOptionsValidate(t *testing.T) {
 			var o config.LifecycleOptions
 			o.ApplyDefaults()
 			tt.change(&o)
-			err := o.Validate()
+			err := o.Validate(config.ProcessEnv)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("Validate() = %v, want nil", err)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command: static checks, every test with the race detector, the
+# The test command: static checks (gofmt, go vet, staticcheck), every test with the race detector, the
 # multi-replica harness, the deployment files' render check, then the
 # interop suite with the official A2A SDKs.
 # Tests that need Redis start their own redis-server on a free port.
@@ -11,6 +11,8 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go vet ./...
+# staticcheck, pinned; `go run` builds it from the module proxy on first use.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 go test -race -count=1 -timeout 20m $(go list ./... | grep -v /scaletest)
 # Several gateway processes on a Redis Cluster and on Sentinel, with crashes;
 # verbose, so that what the harness measured is printed.

@@ -113,7 +113,7 @@ func (p *process) waitReady(addr string, timeout time.Duration) error {
 		return errors.New("redis-server is not running")
 	}
 	deadline := time.Now().Add(timeout)
-	lastErr := errors.New("no answer yet")
+	var lastErr error
 	for {
 		select {
 		case <-r.exited:
