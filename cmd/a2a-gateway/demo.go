@@ -161,10 +161,12 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hookHost}}},
 		},
 		Agents: []config.Agent{
-			{Name: "demo", URL: agentURL},
+			{Name: "demo", URL: agentURL, Namespace: "demo"},
 			// The same agent below its secure path, where every task needs a
-			// credential: the auth-required flow with a direct hand-off.
-			{Name: "calendar", URL: agentURL + demoagent.SecurePath, AuthFlow: &config.AgentAuthFlow{}},
+			// credential: the auth-required flow with a direct hand-off. One
+			// agent under two URLs, so one namespace: a task is one task
+			// through either mount.
+			{Name: "calendar", URL: agentURL + demoagent.SecurePath, Namespace: "demo", AuthFlow: &config.AgentAuthFlow{}},
 		},
 	}
 	cfg.ApplyDefaults()

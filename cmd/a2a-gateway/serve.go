@@ -40,6 +40,9 @@ func runCheck(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range config.NamespaceWarnings(cfg.Agents) {
+		fmt.Fprintf(out, "%s: warning: %s\n", *path, w)
+	}
 	fmt.Fprintf(out, "%s: ok (%d agents)\n", *path, len(cfg.Agents))
 	return nil
 }
