@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -126,4 +127,51 @@ func TestNamespaceWarnings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzUpstream checks what the normalisation promises on any URL the
+// configuration would accept: credentials never survive, trailing slashes,
+// letter case of scheme and host, and a default port written out do not
+// change the upstream.
+func FuzzUpstream(f *testing.F) {
+	for _, s := range []string{
+		"http://agent", "HTTPS://Agent.Example:443/a2a/", "http://user:secret@agent:9001/x",
+		"http://[::1]:9001/", "http://agent/a%2Fb//", "http://agent/%41", "http://agent:0080/",
+		"http://agent@evil/", "http://a:b@c:d@e/", "http://agent/x?y", "http://agent/#frag",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			return
+		}
+		got := (&Agent{URL: raw}).Upstream()
+		_, rest, _ := strings.Cut(got, "://")
+		if authority, _, _ := strings.Cut(rest, "/"); strings.Contains(authority, "@") {
+			t.Fatalf("%q: upstream %q keeps user information", raw, got)
+		}
+		if again := (&Agent{URL: got}).Upstream(); again != got {
+			t.Fatalf("%q: upstream %q normalises again to %q", raw, got, again)
+		}
+		upper := func(s string) string {
+			return strings.Map(func(r rune) rune {
+				if 'a' <= r && r <= 'z' {
+					return r - 'a' + 'A'
+				}
+				return r
+			}, s)
+		}
+		v := *u
+		v.Scheme, v.Host, v.Path, v.RawPath = upper(u.Scheme), upper(u.Host), u.Path+"/", ""
+		if u.RawPath != "" {
+			v.RawPath = u.RawPath + "/"
+		}
+		if u.Port() == "" && !strings.HasSuffix(u.Host, ":") {
+			v.Host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+		}
+		if other := (&Agent{URL: v.String()}).Upstream(); other != got {
+			t.Fatalf("%q and %q: upstreams %q and %q", raw, v.String(), got, other)
+		}
+	})
 }
