@@ -384,3 +384,32 @@ func TestGrantOwnedTasks(t *testing.T) {
 	_, err = g.OwnedTasks(ctx, []string{"t-alice"})
 	wantA2AError(t, err, a2a.ErrUnavailable)
 }
+
+// Ownership records are kept under the record key, whatever mount the
+// request came through; the policy and the metric labels are the mount's.
+func TestAuthorizeKeepsRecordsUnderTheRecordKey(t *testing.T) {
+	ctx := context.Background()
+	const twin, other = "twin", "other"
+	f := newAuthzFixture(t, Policy{})
+	legacy := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.VLegacy, TaskID: "invoice-11707", ContextID: "session-1"}
+	if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, legacy); err != nil {
+		t.Fatal(err)
+	}
+	get := &a2a.Operation{Method: a2a.MethodGetTask, Version: a2a.V10, TaskID: "invoice-11707"}
+	for _, op := range []*a2a.Operation{legacy, get} {
+		if _, err := f.z.Authorize(ctx, bob, twin, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("%s through another mount with the same record key: %v, want TaskNotFound", op.Method, err)
+		}
+		if _, err := f.z.Authorize(ctx, alice, twin, testAgent, op); err != nil {
+			t.Errorf("the owner's %s through another mount with the same record key: %v", op.Method, err)
+		}
+	}
+	// Another record key is another agent: the id is unknown there.
+	if _, err := f.z.Authorize(ctx, bob, other, other, legacy); err != nil {
+		t.Errorf("the same legacy id at another agent: %v", err)
+	}
+	var m dto.Metric
+	if err := f.m.AuthzDenials.WithLabelValues(twin, a2a.MethodSend.String(), "not_owner").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("denials on the mount twin: %v (%v), want 1", m.GetCounter().GetValue(), err)
+	}
+}
