@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
 )
 
 // namespaceKeyPrefix starts the record key of an explicit namespace. Mount
@@ -79,7 +81,11 @@ func validateNamespaces(agents []Agent, add func(field, format string, args ...a
 		}
 		o := agents[j]
 		if a.Policy.Ownership != o.Policy.Ownership {
-			add(f+".policy.ownership", "must be agents[%d]'s (%q): both keep the records of one agent", j, o.Policy.Ownership)
+			want := o.Policy.Ownership
+			if want == "" {
+				want = authz.OwnerTenant
+			}
+			add(f+".policy.ownership", "must be agents[%d]'s (%s): both keep the records of one agent", j, want)
 		}
 		if (a.Policy.ClientContextIDs == nil || *a.Policy.ClientContextIDs) != (o.Policy.ClientContextIDs == nil || *o.Policy.ClientContextIDs) {
 			add(f+".policy.client_context_ids", "must be agents[%d]'s: both keep the records of one agent", j)
