@@ -80,17 +80,21 @@ func validateNamespaces(agents []Agent, add func(field, format string, args ...a
 			continue
 		}
 		o := agents[j]
-		if a.Policy.Ownership != o.Policy.Ownership {
-			want := o.Policy.Ownership
-			if want == "" {
-				want = authz.OwnerTenant
-			}
+		if want := ownership(o.Policy); ownership(a.Policy) != want {
 			add(f+".policy.ownership", "must be agents[%d]'s (%s): both keep the records of one agent", j, want)
 		}
 		if (a.Policy.ClientContextIDs == nil || *a.Policy.ClientContextIDs) != (o.Policy.ClientContextIDs == nil || *o.Policy.ClientContextIDs) {
 			add(f+".policy.client_context_ids", "must be agents[%d]'s: both keep the records of one agent", j)
 		}
 	}
+}
+
+// ownership is the policy's ownership with the default spelt out.
+func ownership(p authz.Policy) string {
+	if p.Ownership == "" {
+		return authz.OwnerTenant
+	}
+	return p.Ownership
 }
 
 // NamespaceWarnings are the mount layouts that validate but are likely

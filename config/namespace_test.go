@@ -97,6 +97,8 @@ func TestNamespaceValidation(t *testing.T) {
 	}
 	ok[3].Policy.ClientContextIDs = &yes
 	ok[1].Namespace = "m"
+	// The defaults spelt out are the defaults.
+	ok = append(ok, Agent{Name: "e", URL: "http://y", Policy: authz.Policy{Ownership: authz.OwnerTenant, ClientContextIDs: &yes}})
 	validateNamespaces(ok, func(field, format string, args ...any) {
 		t.Errorf("separate record keys refused: %s: %s", field, format)
 	})
