@@ -36,13 +36,13 @@ func (a *Agent) Upstream() string {
 	return scheme + "://" + net.JoinHostPort(host, port) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
-// RecordKeys maps each mount name to the key its ownership and dedupe
-// records are kept under, so that mounts of one agent share them: a task
-// created through one mount is the same task through every other. Mounts
-// with the same namespace setting share "ns/<namespace>"; mounts without
-// one share the name of the first mount, in configuration order, with the
-// same Upstream. A gateway with one mount per agent thus keeps its records
-// under the mount names, as before namespaces existed.
+// RecordKeys maps each mount name to the key its ownership records, dedupe
+// records and open-task counts are kept under, so that mounts of one agent
+// share them: a task created through one mount is the same task through
+// every other. Mounts with the same namespace setting share
+// "ns/<namespace>"; mounts without one share the name of the first mount,
+// in configuration order, with the same Upstream, so a gateway with one
+// mount per agent keeps its records under the mount names.
 func RecordKeys(agents []Agent) map[string]string {
 	keys := make(map[string]string, len(agents))
 	first := map[string]string{}

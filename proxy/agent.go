@@ -16,9 +16,10 @@ import (
 type Agent struct {
 	// Name is the mount name: metrics and log lines say it.
 	Name string
-	// RecordKey is what the agent's ownership and dedupe records are kept
-	// under, shared by every mount of the same agent (config.RecordKeys):
-	// state that keeps tenants apart belongs to the agent, not to a mount.
+	// RecordKey is what the agent's ownership and dedupe records and
+	// open-task counts are kept under, shared by every mount of the same
+	// agent (config.RecordKeys): state that keeps tenants apart belongs to
+	// the agent, not to a mount.
 	RecordKey string
 	// Upstream is the agent's base URL.
 	Upstream *url.URL
