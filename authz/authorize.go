@@ -39,6 +39,7 @@ type Grant struct {
 	z          *Authorizer
 	principal  *Principal
 	agent      string
+	key        string
 	perSubject bool
 	known      map[store.Ref]struct{}
 	// record is the lifecycle record AuthorizeReading read, if it did.
@@ -53,11 +54,13 @@ func (g *Grant) Principal() *Principal { return g.principal }
 // "temporarily unavailable".
 var errUnavailable = a2a.ErrUnavailable.WithMessage("authorization is temporarily unavailable; retry later")
 
-// Authorize checks op for p on agent. The returned error is an *a2a.Error
-// ready for the caller: PermissionDenied for policy, TaskNotFound for
-// ownership, Unavailable when the store cannot answer.
-func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, op *a2a.Operation) (*Grant, error) {
-	return z.authorize(ctx, p, agent, op, false)
+// Authorize checks op for p on the agent mounted as agent, whose ownership
+// records are kept under recordKey (shared by every mount of the same
+// upstream agent). The returned error is an *a2a.Error ready for the
+// caller: PermissionDenied for policy, TaskNotFound for ownership,
+// Unavailable when the store cannot answer.
+func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
+	return z.authorize(ctx, p, agent, recordKey, op, false)
 }
 
 // AuthorizeReading is Authorize for a request whose next check needs the
@@ -65,14 +68,16 @@ func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent string, 
 // (store.RecordResolver), the record is read in the round trip that checks
 // the task's ownership, and Grant.TaskRecord hands it on. The record is
 // read whoever owns the task, so a foreign task costs the same work as the
-// caller's own.
-func (z *Authorizer) AuthorizeReading(ctx context.Context, p *Principal, agent string, op *a2a.Operation) (*Grant, error) {
-	return z.authorize(ctx, p, agent, op, op.TaskID != "")
+// caller's own. Lifecycle records are kept per mount: where recordKey is
+// not the mount's name, the record is in another slot and is left for the
+// caller to read.
+func (z *Authorizer) AuthorizeReading(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
+	return z.authorize(ctx, p, agent, recordKey, op, op.TaskID != "" && recordKey == agent)
 }
 
-func (z *Authorizer) authorize(ctx context.Context, p *Principal, agent string, op *a2a.Operation, read bool) (*Grant, error) {
+func (z *Authorizer) authorize(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation, read bool) (*Grant, error) {
 	pol := z.policy(agent)
-	g := &Grant{z: z, principal: p, agent: agent, perSubject: pol.perSubject()}
+	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: pol.perSubject()}
 	if ok, reason := pol.permits(p, op.Method); !ok {
 		z.deny(ctx, g, op, reason)
 		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
@@ -86,18 +91,27 @@ func (z *Authorizer) authorize(ctx context.Context, p *Principal, agent string, 
 	var found, claimed []store.Owner
 	var err error
 	if rr, ok := z.owners.(store.RecordResolver); ok && read {
-		found, claimed, g.record, err = rr.ResolveWithRecord(ctx, agent, lookups, claims, owner, op.TaskID)
+		found, claimed, g.record, err = rr.ResolveWithRecord(ctx, recordKey, lookups, claims, owner, op.TaskID)
 		g.taskID = op.TaskID
 	} else {
-		found, claimed, err = z.owners.Resolve(ctx, agent, lookups, claims, owner)
+		found, claimed, err = z.owners.Resolve(ctx, recordKey, lookups, claims, owner)
 	}
 	if err != nil {
 		return nil, z.storeFailed(ctx, g, op, err)
 	}
-	if !g.ownsAll(lookups, found) || !g.ownsAll(claims, claimed) {
+	if !g.ownsAll(lookups, found) {
 		z.deny(ctx, g, op, "not_owner")
 		return nil, a2a.ErrTaskNotFound
 	}
+	if i := g.firstForeign(claimed); i >= 0 {
+		// A client-chosen id someone else chose first: the same answer as
+		// for an unknown task, and a count, so a deployment sees claims
+		// collide (or being squatted).
+		z.metrics.ClaimRefused(agent, claims[i].Kind.String(), p.Tenant)
+		z.deny(ctx, g, op, "not_owner")
+		return nil, a2a.ErrTaskNotFound
+	}
+	g.ownsAll(claims, claimed)
 	z.allow(ctx, g, op)
 	return g, nil
 }
@@ -152,7 +166,7 @@ func (g *Grant) Record(ctx context.Context, ev a2a.Event) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	owners, err := g.z.owners.Claim(ctx, g.agent, refs, store.Owner{Tenant: g.principal.Tenant, Subject: g.principal.Subject})
+	owners, err := g.z.owners.Claim(ctx, g.key, refs, store.Owner{Tenant: g.principal.Tenant, Subject: g.principal.Subject})
 	if err != nil {
 		g.z.audit.Warn("ownership could not be recorded; answer withheld", "agent", g.agent, "err", err)
 		return errUnavailable
@@ -185,7 +199,7 @@ func (g *Grant) OwnedTasks(ctx context.Context, ids []string) ([]bool, error) {
 	for i, id := range ids {
 		refs[i] = store.Ref{Kind: store.RefTask, ID: id}
 	}
-	owners, err := g.z.owners.Lookup(ctx, g.agent, refs)
+	owners, err := g.z.owners.Lookup(ctx, g.key, refs)
 	if err != nil {
 		return nil, errUnavailable
 	}
@@ -205,6 +219,16 @@ func (g *Grant) ownsAll(refs []store.Ref, owners []store.Owner) bool {
 		g.remember(refs[i])
 	}
 	return true
+}
+
+// firstForeign is the index of the first owner that is not the caller, or -1.
+func (g *Grant) firstForeign(owners []store.Owner) int {
+	for i, o := range owners {
+		if !g.owns(o) {
+			return i
+		}
+	}
+	return -1
 }
 
 // remember notes a ref as the caller's. The set is made on first use: most

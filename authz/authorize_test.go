@@ -165,7 +165,7 @@ func TestAuthorizeOwnership(t *testing.T) {
 				{"unknown id", alice, "t-nobody", false},
 			}
 			for _, tc := range cases {
-				g, err := f.z.Authorize(ctx, tc.p, testAgent, get(tc.id))
+				g, err := f.z.Authorize(ctx, tc.p, testAgent, testAgent, get(tc.id))
 				if tc.ok {
 					if err != nil || g == nil || g.Principal() != tc.p {
 						t.Errorf("%s: Authorize = %v, %v; want a grant", tc.name, g, err)
@@ -194,7 +194,7 @@ func TestAuthorizeClaimsAndLookups(t *testing.T) {
 	t.Run("legacy send claims the client-chosen task id", func(t *testing.T) {
 		f := newAuthzFixture(t, Policy{})
 		op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.VLegacy, TaskID: "legacy-1", ContextID: "session-1"}
-		if _, err := f.z.Authorize(ctx, alice, testAgent, op); err != nil {
+		if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op); err != nil {
 			t.Fatal(err)
 		}
 		for _, ref := range []store.Ref{taskRef("legacy-1"), contextRef("session-1")} {
@@ -203,14 +203,14 @@ func TestAuthorizeClaimsAndLookups(t *testing.T) {
 			}
 		}
 		// Reusing the id from another tenant is refused.
-		if _, err := f.z.Authorize(ctx, bob, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := f.z.Authorize(ctx, bob, testAgent, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Errorf("another tenant's legacy send to the same id: %v, want TaskNotFound", err)
 		}
 	})
 	t.Run("1.0 send to an unknown task claims nothing", func(t *testing.T) {
 		f := newAuthzFixture(t, Policy{})
 		op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, TaskID: "future-task", MessageID: "m1"}
-		if _, err := f.z.Authorize(ctx, bob, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := f.z.Authorize(ctx, bob, testAgent, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("send to an unknown task: %v, want TaskNotFound", err)
 		}
 		if got := f.owner(t, taskRef("future-task")); !got.IsZero() {
@@ -220,20 +220,20 @@ func TestAuthorizeClaimsAndLookups(t *testing.T) {
 	t.Run("client context ids are reserved by default", func(t *testing.T) {
 		f := newAuthzFixture(t, Policy{})
 		op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, ContextID: "my-context", MessageID: "m1"}
-		if _, err := f.z.Authorize(ctx, alice, testAgent, op); err != nil {
+		if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.owner(t, contextRef("my-context")); got.Tenant != "acme" {
 			t.Fatalf("context owned by %+v, want acme", got)
 		}
-		if _, err := f.z.Authorize(ctx, bob, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := f.z.Authorize(ctx, bob, testAgent, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("another tenant in the reserved context: %v, want TaskNotFound", err)
 		}
 	})
 	t.Run("client_context_ids false refuses unknown contexts", func(t *testing.T) {
 		f := newAuthzFixture(t, Policy{ClientContextIDs: &noClientContexts})
 		op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, ContextID: "guessed-context", MessageID: "m1"}
-		if _, err := f.z.Authorize(ctx, alice, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("unknown context: %v, want TaskNotFound", err)
 		}
 		if got := f.owner(t, contextRef("guessed-context")); !got.IsZero() {
@@ -241,7 +241,7 @@ func TestAuthorizeClaimsAndLookups(t *testing.T) {
 		}
 		f.claim(t, alice, contextRef("issued-context"))
 		op.ContextID = "issued-context"
-		if _, err := f.z.Authorize(ctx, alice, testAgent, op); err != nil {
+		if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op); err != nil {
 			t.Fatalf("the owner's own context: %v", err)
 		}
 	})
@@ -250,7 +250,7 @@ func TestAuthorizeClaimsAndLookups(t *testing.T) {
 		f.claim(t, alice, taskRef("t-alice"))
 		f.claim(t, bob, taskRef("t-bob"))
 		op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, MessageID: "m1", ReferenceTaskIDs: []string{"t-bob", "t-alice"}}
-		if _, err := f.z.Authorize(ctx, bob, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := f.z.Authorize(ctx, bob, testAgent, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("send referencing a foreign task: %v, want TaskNotFound", err)
 		}
 	})
@@ -261,17 +261,17 @@ func TestAuthorizePolicyComesFirst(t *testing.T) {
 	f := newAuthzFixture(t, Policy{Tenants: []string{"acme"}, Scopes: map[string][]string{"cancel": {"a2a:tasks.cancel"}}})
 	// A denied legacy send must not reserve its task id.
 	op := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.VLegacy, TaskID: "legacy-1"}
-	_, err := f.z.Authorize(ctx, bob, testAgent, op)
+	_, err := f.z.Authorize(ctx, bob, testAgent, testAgent, op)
 	wantA2AError(t, err, a2a.ErrPermissionDenied)
 	if got := f.owner(t, taskRef("legacy-1")); !got.IsZero() {
 		t.Fatalf("a send refused by policy reserved its task id for %+v", got)
 	}
 	f.claim(t, alice, taskRef("t1"))
 	cancel := &a2a.Operation{Method: a2a.MethodCancelTask, Version: a2a.V10, TaskID: "t1"}
-	_, err = f.z.Authorize(ctx, alice, testAgent, cancel)
+	_, err = f.z.Authorize(ctx, alice, testAgent, testAgent, cancel)
 	wantA2AError(t, err, a2a.ErrPermissionDenied)
 	withScope := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.cancel"}}
-	if _, err := f.z.Authorize(ctx, withScope, testAgent, cancel); err != nil {
+	if _, err := f.z.Authorize(ctx, withScope, testAgent, testAgent, cancel); err != nil {
 		t.Fatalf("cancel with the scope: %v", err)
 	}
 	if got := f.denials(t, "send", "tenant_not_allowed"); got != 1 {
@@ -297,7 +297,7 @@ func TestAuthorizeStoreFailures(t *testing.T) {
 			{Method: a2a.MethodSend, Version: a2a.VLegacy, TaskID: "legacy-1"},
 			{Method: a2a.MethodListTasks, Version: a2a.V10, ContextID: "c1"},
 		} {
-			_, err := f.z.Authorize(ctx, alice, testAgent, op)
+			_, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op)
 			wantA2AError(t, err, a2a.ErrUnavailable)
 		}
 		if got := f.denials(t, "get", "store_unavailable"); got != 1 {
@@ -307,7 +307,7 @@ func TestAuthorizeStoreFailures(t *testing.T) {
 	t.Run("an id the store refuses is not found", func(t *testing.T) {
 		f := newAuthzFixture(t, Policy{})
 		op := &a2a.Operation{Method: a2a.MethodGetTask, Version: a2a.V10, TaskID: strings.Repeat("x", store.MaxNameBytes+1)}
-		_, err := f.z.Authorize(ctx, alice, testAgent, op)
+		_, err := f.z.Authorize(ctx, alice, testAgent, testAgent, op)
 		wantA2AError(t, err, a2a.ErrTaskNotFound)
 		if got := f.denials(t, "get", "store_error"); got != 1 {
 			t.Errorf("denials{get,store_error} = %v, want 1", got)
@@ -320,7 +320,7 @@ func TestGrantRecord(t *testing.T) {
 	f := newAuthzFixture(t, Policy{})
 	f.claim(t, bob, taskRef("t-bob"), contextRef("c-bob"))
 	fresh := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, MessageID: "m1"}
-	g, err := f.z.Authorize(ctx, alice, testAgent, fresh)
+	g, err := f.z.Authorize(ctx, alice, testAgent, testAgent, fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestGrantOwnedTasks(t *testing.T) {
 	f.claim(t, alice, taskRef("t-alice"))
 	f.claim(t, carol, taskRef("t-carol"))
 	f.claim(t, bob, taskRef("t-bob"))
-	g, err := f.z.Authorize(ctx, alice, testAgent, &a2a.Operation{Method: a2a.MethodListTasks, Version: a2a.V10})
+	g, err := f.z.Authorize(ctx, alice, testAgent, testAgent, &a2a.Operation{Method: a2a.MethodListTasks, Version: a2a.V10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,4 +383,33 @@ func TestGrantOwnedTasks(t *testing.T) {
 	_ = f.st.Close()
 	_, err = g.OwnedTasks(ctx, []string{"t-alice"})
 	wantA2AError(t, err, a2a.ErrUnavailable)
+}
+
+// Ownership records are kept under the record key, whatever mount the
+// request came through; the policy and the metric labels are the mount's.
+func TestAuthorizeKeepsRecordsUnderTheRecordKey(t *testing.T) {
+	ctx := context.Background()
+	const twin, other = "twin", "other"
+	f := newAuthzFixture(t, Policy{})
+	legacy := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.VLegacy, TaskID: "invoice-11707", ContextID: "session-1"}
+	if _, err := f.z.Authorize(ctx, alice, testAgent, testAgent, legacy); err != nil {
+		t.Fatal(err)
+	}
+	get := &a2a.Operation{Method: a2a.MethodGetTask, Version: a2a.V10, TaskID: "invoice-11707"}
+	for _, op := range []*a2a.Operation{legacy, get} {
+		if _, err := f.z.Authorize(ctx, bob, twin, testAgent, op); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("%s through another mount with the same record key: %v, want TaskNotFound", op.Method, err)
+		}
+		if _, err := f.z.Authorize(ctx, alice, twin, testAgent, op); err != nil {
+			t.Errorf("the owner's %s through another mount with the same record key: %v", op.Method, err)
+		}
+	}
+	// Another record key is another agent: the id is unknown there.
+	if _, err := f.z.Authorize(ctx, bob, other, other, legacy); err != nil {
+		t.Errorf("the same legacy id at another agent: %v", err)
+	}
+	var m dto.Metric
+	if err := f.m.AuthzDenials.WithLabelValues(twin, a2a.MethodSend.String(), "not_owner").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Errorf("denials on the mount twin: %v (%v), want 1", m.GetCounter().GetValue(), err)
+	}
 }

@@ -119,6 +119,11 @@ type Agent struct {
 	Name string `yaml:"name"`
 	// URL is the agent's base URL, e.g. http://10.0.0.5:9001.
 	URL string `yaml:"url"`
+	// Namespace names the task records the mount shares with other mounts
+	// of the same namespace, for URLs that reach one agent but are spelt
+	// differently. Without it, mounts of the same normalised URL share
+	// records (see Upstream and RecordKeys). Letters, digits, '-' and '_'.
+	Namespace string `yaml:"namespace"`
 	// JSONRPCPath is where the agent serves JSON-RPC, relative to URL. Default "/".
 	JSONRPCPath string `yaml:"jsonrpc_path"`
 	// RESTPath is the base of the agent's HTTP+JSON binding, relative to URL. Default "/".
@@ -410,5 +415,6 @@ func (c *Config) ValidateEnv(env Env) error {
 			add(f+".upstream_auth_env", "%s", msg)
 		}
 	}
+	validateNamespaces(c.Agents, add)
 	return errors.Join(errs...)
 }

@@ -52,7 +52,8 @@ type LifecycleOptions struct {
 	// their watchdog budget and records past retention, and refreshes the
 	// cluster-wide gauges. Default 30s; at least 100ms.
 	SweepInterval duration.Duration `yaml:"sweep_interval"`
-	// TenantLabel adds a tenant label to the per-task lifecycle metrics.
+	// TenantLabel adds a tenant label to the per-task lifecycle metrics and
+	// to a2agw_claim_refusals_total.
 	TenantLabel bool `yaml:"tenant_label"`
 	// MaxTenantLabels caps the distinct tenant label values; further
 	// tenants share the value "other". Default 20.

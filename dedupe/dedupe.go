@@ -81,7 +81,7 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 			return a2a.ErrInvalidParams
 		}
 		// Tenant and subject names never hold control characters, so NUL
-		// separates them unambiguously; agent names are plain.
+		// separates them unambiguously; record keys are plain.
 		scope := s.Principal.Tenant
 		if d.perSubject(s.Agent.Name) {
 			scope += "\x00" + s.Principal.Subject
@@ -91,7 +91,9 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 			sum := sha256.Sum256([]byte(scope))
 			scope = hex.EncodeToString(sum[:])
 		}
-		req := request{scope: scope, key: s.Agent.Name + "\x00" + id, fingerprint: fp, holder: newToken()}
+		// Keyed by the agent's record key, not the mount: a retry through
+		// another mount of the same agent is the same send.
+		req := request{scope: scope, key: s.Agent.RecordKey + "\x00" + id, fingerprint: fp, holder: newToken()}
 		return d.serve(w, r, s, next, req)
 	}
 }

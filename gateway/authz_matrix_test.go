@@ -56,9 +56,11 @@ var (
 // azWorld is a gateway with its demo agent, as the authorization tests use it.
 type azWorld struct {
 	agent *demoagent.Agent
-	// base is the agent's mount on the gateway; admin the admin listener.
-	base  string
-	admin string
+	// base is the agent's mount on the gateway, gateway the public base;
+	// admin the admin listener.
+	base    string
+	gateway string
+	admin   string
 	// sink receives the demo agent's push notifications.
 	sink   string
 	policy authz.Policy
@@ -67,9 +69,26 @@ type azWorld struct {
 	seq    atomic.Int64
 }
 
-// azPolicy returns a gwtest option that sets the demo agent's policy.
+// azPolicy returns a gwtest option that sets the policy of every mount.
 func azPolicy(p authz.Policy) gwtest.Option {
-	return func(c *config.Config) { c.Agents[0].Policy = p }
+	return func(c *config.Config) {
+		for i := range c.Agents {
+			c.Agents[i].Policy = p
+		}
+	}
+}
+
+// azTwin mounts the demo agent a second time as "twin", at the same URL
+// spelt with a trailing slash: both mounts share records by default.
+func azTwin(c *config.Config) {
+	c.Agents = append(c.Agents, config.Agent{Name: "twin", URL: c.Agents[0].URL + "/"})
+}
+
+// azAlias mounts the demo agent a second time as "alias", at another
+// spelling of its URL, and gives both mounts one namespace.
+func azAlias(c *config.Config) {
+	c.Agents[0].Namespace = "shared"
+	c.Agents = append(c.Agents, config.Agent{Name: "alias", URL: strings.Replace(c.Agents[0].URL, "127.0.0.1", "localhost", 1), Namespace: "shared"})
 }
 
 // azRedis starts a real redis-server and returns the option that points
@@ -85,7 +104,7 @@ func newAzWorld(t *testing.T, policy authz.Policy, opts ...gwtest.Option) *azWor
 	t.Helper()
 	w := &azWorld{sink: azSink(t), policy: policy}
 	env := gwtest.Start(t, append(opts, azPolicy(policy))...)
-	w.agent, w.base, w.admin = env.Agent, env.AgentBase, env.Admin
+	w.agent, w.base, w.gateway, w.admin = env.Agent, env.AgentBase, env.Gateway, env.Admin
 	w.mint = func(tenant, subject string, scopes []string) string { return env.Token(t, tenant, subject, scopes...) }
 	w.http = azHTTPClient(t)
 	return w
@@ -122,6 +141,8 @@ type azClient struct {
 	tenant  string
 	subject string
 	token   string
+	// mount is the mount the client speaks to ("" for the world's base).
+	mount string
 }
 
 func (w *azWorld) client(tenant, subject string, scopes ...string) *azClient {
@@ -131,7 +152,26 @@ func (w *azWorld) client(tenant, subject string, scopes ...string) *azClient {
 	return &azClient{w: w, tenant: tenant, subject: subject, token: w.mint(tenant, subject, scopes)}
 }
 
-func (c *azClient) String() string { return c.tenant + "/" + c.subject }
+// via is the same caller speaking to another mount.
+func (c *azClient) via(mount string) *azClient {
+	v := *c
+	v.mount = mount
+	return &v
+}
+
+func (c *azClient) base() string {
+	if c.mount == "" {
+		return c.w.base
+	}
+	return c.w.gateway + "/agents/" + c.mount
+}
+
+func (c *azClient) String() string {
+	if c.mount != "" {
+		return c.tenant + "/" + c.subject + "@" + c.mount
+	}
+	return c.tenant + "/" + c.subject
+}
 
 // azCall is one HTTP request below the agent's mount.
 type azCall struct {
@@ -196,7 +236,7 @@ func (c *azClient) send(t *testing.T, ctx context.Context, call azCall) *http.Re
 	if call.body != nil {
 		body = bytes.NewReader(call.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, call.method, c.w.base+call.path, body)
+	req, err := http.NewRequestWithContext(ctx, call.method, c.base()+call.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -852,6 +892,24 @@ func azStores() []azStore {
 	}
 }
 
+// azLayout is a way of mounting the demo agent: the owner creates tasks
+// through the first mount ("demo"), and every mount of the layout is tried
+// by attackers and by the owner's tenant.
+type azLayout struct {
+	name   string
+	opt    gwtest.Option
+	mounts []string
+}
+
+func azLayouts() []azLayout {
+	return []azLayout{
+		// The same mount, and a second mount of the same URL.
+		{"one-url", azTwin, []string{"demo", "twin"}},
+		// A second mount of another URL with the namespace of the first.
+		{"shared-namespace", azAlias, []string{"alias"}},
+	}
+}
+
 func TestCrossTenantMatrix(t *testing.T) {
 	noClientContexts := false
 	modes := []struct {
@@ -863,38 +921,41 @@ func TestCrossTenantMatrix(t *testing.T) {
 	}
 	for _, st := range azStores() {
 		for _, mode := range modes {
-			t.Run(st.name+"/"+mode.name, func(t *testing.T) {
-				w := newAzWorld(t, mode.policy, st.opt(t)...)
-				alice := w.client("tenant-a", "alice")
-				carol := w.client("tenant-a", "carol")
-				bob := w.client("tenant-b", "bob")
-				victims := victimTasks(t, alice)
-				bob.create(t, azRPC10, "complete mine") // so bob's lists are not trivially empty
+			for _, layout := range azLayouts() {
+				t.Run(st.name+"/"+mode.name+"/"+layout.name, func(t *testing.T) {
+					w := newAzWorld(t, mode.policy, append(st.opt(t), layout.opt)...)
+					alice := w.client("tenant-a", "alice")
+					carol := w.client("tenant-a", "carol")
+					bob := w.client("tenant-b", "bob")
+					victims := victimTasks(t, alice)
+					bob.create(t, azRPC10, "complete mine") // so bob's lists are not trivially empty
 
-				attackers := []*azClient{bob}
-				if mode.policy.Ownership == authz.OwnerSubject {
-					attackers = append(attackers, carol)
-				}
-				for _, attacker := range attackers {
-					t.Run(attacker.tenant+"-"+attacker.subject, func(t *testing.T) {
-						attackAll(t, attacker, victims)
-						listsNoForeign(t, attacker, victims)
-					})
-				}
-
-				actors := []*azClient{alice}
-				if mode.policy.Ownership != authz.OwnerSubject {
-					actors = append(actors, carol)
-				}
-				for _, actor := range actors {
-					t.Run("owner-"+actor.subject, func(t *testing.T) {
-						for _, d := range azDialects {
-							t.Run(d.name, func(t *testing.T) { ownerSucceeds(t, alice, actor, d) })
+					attackers := []*azClient{bob}
+					if mode.policy.Ownership == authz.OwnerSubject {
+						attackers = append(attackers, carol)
+					}
+					actors := []*azClient{alice}
+					if mode.policy.Ownership != authz.OwnerSubject {
+						actors = append(actors, carol)
+					}
+					for _, mount := range layout.mounts {
+						for _, attacker := range attackers {
+							t.Run(mount+"/"+attacker.tenant+"-"+attacker.subject, func(t *testing.T) {
+								attackAll(t, attacker.via(mount), victims)
+								listsNoForeign(t, attacker.via(mount), victims)
+							})
 						}
-						t.Run(azLegacy.name, func(t *testing.T) { legacyOwnerSucceeds(t, alice, actor) })
-					})
-				}
-			})
+						for _, actor := range actors {
+							t.Run(mount+"/owner-"+actor.subject, func(t *testing.T) {
+								for _, d := range azDialects {
+									t.Run(d.name, func(t *testing.T) { ownerSucceeds(t, alice, actor.via(mount), d) })
+								}
+								t.Run(azLegacy.name, func(t *testing.T) { legacyOwnerSucceeds(t, alice, actor.via(mount)) })
+							})
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -1016,7 +1077,7 @@ func newAuditedWorld(t *testing.T, policy authz.Policy, log io.Writer) *azWorld 
 	t.Helper()
 	w := &azWorld{sink: azSink(t), policy: policy, http: azHTTPClient(t)}
 	env := gwtest.StartLogged(t, slog.New(slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})), azPolicy(policy))
-	w.agent, w.base, w.admin = env.Agent, env.AgentBase, env.Admin
+	w.agent, w.base, w.gateway, w.admin = env.Agent, env.AgentBase, env.Gateway, env.Admin
 	w.mint = func(tenant, subject string, scopes []string) string { return env.Token(t, tenant, subject, scopes...) }
 	return w
 }

@@ -82,7 +82,7 @@ func authorize(z *authz.Authorizer) proxy.Stage {
 			if lifecycle.GuardReads(s.Op) {
 				authorize = z.AuthorizeReading
 			}
-			grant, err := authorize(r.Context(), s.Principal, s.Agent.Name, s.Op)
+			grant, err := authorize(r.Context(), s.Principal, s.Agent.Name, s.Agent.RecordKey, s.Op)
 			if err != nil {
 				return err
 			}
@@ -164,7 +164,8 @@ func countOpenTasks(active store.ActiveTasks, enabled bool) proxy.Stage {
 				if was, ok := counted[ev.TaskID]; ok && was == open {
 					return nil
 				}
-				if err := active.Track(ctx, s.Principal.Tenant, s.Agent.Name, ev.TaskID, open); err != nil {
+				// Keyed like ownership: one task through two mounts counts once.
+				if err := active.Track(ctx, s.Principal.Tenant, s.Agent.RecordKey, ev.TaskID, open); err != nil {
 					// The count is a budget, not a guard: losing one mark
 					// must not withhold the caller's answer.
 					s.Log().Warn("open task not counted", "task_id", ev.TaskID, "err", err)

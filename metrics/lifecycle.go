@@ -53,13 +53,9 @@ func newLifecycle(reg prometheus.Registerer, opts []Option) *Lifecycle {
 	for _, f := range opts {
 		f(&o)
 	}
+	tenants := &tenantLabels{max: o.tenantLabels, seen: map[string]struct{}{}}
 	// perTask labels get the tenant label when it is enabled.
-	perTask := func(labels ...string) []string {
-		if o.tenantLabels > 0 {
-			return append(labels, "tenant")
-		}
-		return labels
-	}
+	perTask := tenants.names
 	l := &Lifecycle{
 		stateDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "task_state_duration_seconds",
@@ -109,7 +105,7 @@ func newLifecycle(reg prometheus.Registerer, opts []Option) *Lifecycle {
 			orphans: prometheus.NewDesc(Namespace+"_task_orphans",
 				"Tasks currently orphaned (no activity for longer than orphan_after, not terminal), across the cluster; exported by one elected replica.", []string{"agent"}, nil),
 		},
-		tenants: &tenantLabels{max: o.tenantLabels, seen: map[string]struct{}{}},
+		tenants: tenants,
 	}
 	reg.MustRegister(l.stateDuration, l.lifetime, l.transitions, l.interruptions, l.resumes,
 		l.orphansDetected, l.eventsDropped, l.eventsDup, l.watchdog, l.queueDropped, l.cluster)
@@ -121,6 +117,14 @@ type tenantLabels struct {
 	max  int
 	mu   sync.Mutex
 	seen map[string]struct{}
+}
+
+// names appends the tenant label name when the tenant label is on.
+func (t *tenantLabels) names(labels ...string) []string {
+	if t.max > 0 {
+		return append(labels, "tenant")
+	}
+	return labels
 }
 
 // labels appends the tenant value when the tenant label is on.

@@ -24,6 +24,7 @@ type Metrics struct {
 	StoreRoundTrip  *prometheus.HistogramVec
 	StoreErrors     *prometheus.CounterVec
 	Lifecycle       *Lifecycle
+	claimRefusals   *prometheus.CounterVec
 }
 
 // New creates and registers the collectors.
@@ -70,5 +71,16 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	}, []string{"op"})
 	reg.MustRegister(m.Requests, m.RequestDuration, m.UpstreamErrors, m.OpenStreams, m.AuthzDenials, m.BudgetRefusals, m.Dedupe, m.StoreRoundTrip, m.StoreErrors)
 	m.Lifecycle = newLifecycle(reg, opts)
+	m.claimRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "claim_refusals_total",
+		Help: "Client-chosen ids (legacy task ids, context ids) refused because another tenant or subject holds them, by agent and kind (task, context); also by tenant when the tenant label is on.",
+	}, m.Lifecycle.tenants.names("agent", "kind"))
+	reg.MustRegister(m.claimRefusals)
 	return m
+}
+
+// ClaimRefused counts a client-chosen id of kind (task, context) refused to
+// tenant on agent because someone else chose it first.
+func (m *Metrics) ClaimRefused(agent, kind, tenant string) {
+	m.claimRefusals.WithLabelValues(m.Lifecycle.tenants.labels(tenant, agent, kind)...).Inc()
 }

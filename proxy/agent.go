@@ -14,7 +14,13 @@ import (
 
 // Agent is one upstream agent as the gateway serves it.
 type Agent struct {
+	// Name is the mount name: metrics and log lines say it.
 	Name string
+	// RecordKey is what the agent's ownership and dedupe records and
+	// open-task counts are kept under, shared by every mount of the same
+	// agent (config.RecordKeys): state that keeps tenants apart belongs to
+	// the agent, not to a mount.
+	RecordKey string
 	// Upstream is the agent's base URL.
 	Upstream *url.URL
 	// PublicBase is the gateway URL the agent is mounted at (no trailing slash).
@@ -28,7 +34,7 @@ type Agent struct {
 }
 
 // newAgent builds an Agent with its own connection pools.
-func newAgent(c config.Agent, publicURL string) (*Agent, error) {
+func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", c.Name, err)
@@ -37,6 +43,7 @@ func newAgent(c config.Agent, publicURL string) (*Agent, error) {
 	dialer := &net.Dialer{Timeout: c.Timeouts.Connect.D(), KeepAlive: 30 * time.Second}
 	a := &Agent{
 		Name:       c.Name,
+		RecordKey:  recordKey,
 		Upstream:   u,
 		PublicBase: strings.TrimSuffix(publicURL, "/") + "/agents/" + c.Name,
 		cfg:        c,

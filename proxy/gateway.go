@@ -67,8 +67,9 @@ func New(o Options) (*Gateway, error) {
 		eventID:   o.StreamEventID,
 	}
 	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
+	keys := config.RecordKeys(o.Config.Agents)
 	for _, ac := range o.Config.Agents {
-		a, err := newAgent(ac, o.Config.PublicURL)
+		a, err := newAgent(ac, o.Config.PublicURL, keys[ac.Name])
 		if err != nil {
 			return nil, err
 		}

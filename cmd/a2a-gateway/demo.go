@@ -166,10 +166,12 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 		Agents: []config.Agent{
 			// Short budgets, so a "never" task is escalated in the ops view
 			// a few seconds after it starts.
-			{Name: "demo", URL: agentURL, Watchdog: demoWatchdog},
+			{Name: "demo", URL: agentURL, Namespace: "demo", Watchdog: demoWatchdog},
 			// The same agent below its secure path, where every task needs a
-			// credential: the auth-required flow with a direct hand-off.
-			{Name: "calendar", URL: agentURL + demoagent.SecurePath, AuthFlow: &config.AgentAuthFlow{}},
+			// credential: the auth-required flow with a direct hand-off. One
+			// agent under two URLs, so one namespace: a task is one task
+			// through either mount.
+			{Name: "calendar", URL: agentURL + demoagent.SecurePath, Namespace: "demo", AuthFlow: &config.AgentAuthFlow{}},
 		},
 	}
 	cfg.ApplyDefaults()

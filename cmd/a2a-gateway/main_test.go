@@ -265,6 +265,35 @@ agents:
 	}
 }
 
+// check warns about mounts of one upstream URL that keep separate task
+// records, and says nothing of mounts that share them.
+func TestCheckWarnsOfSplitNamespaces(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, agents string
+		warn         bool
+	}{
+		{"split", `[{name: a, url: "http://agent:9001", namespace: billing}, {name: b, url: "http://AGENT:9001/"}]`, true},
+		{"shared url", `[{name: a, url: "http://agent:9001"}, {name: b, url: "http://agent:9001/", rest_path: /rest}]`, false},
+		{"shared namespace", `[{name: a, url: "http://agent:9001", namespace: billing}, {name: b, url: "http://10.0.0.5:9001", namespace: billing}]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".yaml")
+			yaml := "auth:\n  api_keys: [{name: ci, tenant: t, key_sha256: \"" + strings.Repeat("0", 64) + "\"}]\nagents: " + tc.agents + "\n"
+			if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := runCheck([]string{"-config", path}, &out); err != nil || !strings.Contains(out.String(), "ok (2 agents)") {
+				t.Fatalf("check: %v %s", err, out.String())
+			}
+			if got := strings.Contains(out.String(), "warning: agents[0] (a) and agents[1] (b) reach the same upstream"); got != tc.warn {
+				t.Errorf("warned %v, want %v: %s", got, tc.warn, out.String())
+			}
+		})
+	}
+}
+
 func replace(old, new string) func(string) string {
 	return func(s string) string { return strings.ReplaceAll(s, old, new) }
 }

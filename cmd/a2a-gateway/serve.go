@@ -52,6 +52,9 @@ func runCheck(args []string, out io.Writer) error {
 	if err := cfg.Locate(errors.Unwrap(err), gateway.Check(cfg, env)); err != nil {
 		return fmt.Errorf("%s: %w", *path, err)
 	}
+	for _, w := range config.NamespaceWarnings(cfg.Agents) {
+		fmt.Fprintf(out, "%s: warning: %s\n", *path, w)
+	}
 	note := ""
 	if *skipEnv {
 		note = "; environment variables not checked"
