@@ -10,6 +10,7 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
+go mod tidy -diff
 go vet ./...
 # staticcheck, pinned; `go run` builds it from the module proxy on first use.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
