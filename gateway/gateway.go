@@ -151,6 +151,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Logger:  log,
 		// Streams carry event-log ids, for resuming (push_resume.go).
 		StreamEventID: streamEventID,
+		// A credential too large to read is refused as an invalid one.
+		OversizedCredential: a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(&authz.AuthError{Reason: "credential over limits.max_header_bytes"})),
 	})
 	if err != nil {
 		g.Close()
@@ -174,7 +176,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.closers = append(g.closers, func() { stopSweep(); <-swept })
 	// Not a ServeMux: it would clean and redirect paths the proxy must see
 	// as sent (and refuse).
-	g.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	g.public = px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
 			cards.serveJWKS(w, r)
 			return
@@ -187,7 +189,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			return
 		}
 		px.ServeHTTP(w, r)
-	})
+	}))
 	g.admin = g.adminMux()
 	return g, nil
 }
@@ -286,9 +288,15 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return g.Serve(ctx, pub, adm)
 }
 
-// Serve is Run on listeners the caller opened.
+// Serve is Run on listeners the caller opened; the public one is held to
+// limits.max_connections.
 func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
-	servers := []*http.Server{newServer(g.public, g.log), newServer(g.admin, g.log)}
+	l := g.cfg.Limits
+	pub = newLimitListener(pub, l.MaxConnections, g.log)
+	// The public server reads headers up to twice the limit, so that the
+	// gateway refuses an oversized one itself, in the caller's shape; the
+	// admin listener needs no such answer.
+	servers := []*http.Server{newServer(g.public, l, 2*l.MaxHeaderBytes, g.log), newServer(g.admin, l, l.MaxHeaderBytes, g.log)}
 	errc := make(chan error, 2)
 	for i, l := range []net.Listener{pub, adm} {
 		go func() { errc <- servers[i].Serve(l) }()
@@ -324,13 +332,14 @@ func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
 }
 
 // newServer sets the listener-side limits. There is no write timeout:
-// streams last as long as tasks do. Bodies are bounded by size in the proxy.
-func newServer(h http.Handler, log *slog.Logger) *http.Server {
+// streams last as long as tasks do. Bodies are bounded in size and time by
+// the proxy (limits.body_timeout).
+func newServer(h http.Handler, l config.Limits, maxHeaderBytes int, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: l.HeaderTimeout.D(),
+		IdleTimeout:       l.IdleTimeout.D(),
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }
