@@ -62,12 +62,16 @@ func (b *timedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// closeUnread makes the answer close the connection when the request's
-// body was not read to its end: net/http would otherwise read the rest
-// before answering, holding the connection for a body nobody will use.
+// closeUnread makes an answer close the connection when the request's
+// body was not read to its end: net/http would otherwise read the rest,
+// before answering and after, holding the connection for a body nobody
+// will use.
 func closeUnread(w http.ResponseWriter, r *http.Request) {
 	if b, ok := r.Body.(*timedBody); ok && b.rc != nil && !b.eof {
 		w.Header().Set("Connection", "close")
+		// Nothing reads the body after this answer but net/http's final
+		// drain, which this makes fail at once.
+		_ = b.rc.SetReadDeadline(time.Now())
 	}
 }
 
