@@ -150,9 +150,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Metrics: m,
 		Logger:  log,
 		// Streams carry event-log ids, for resuming (push_resume.go).
-		StreamEventID: streamEventID,
-		// A credential too large to read is refused as an invalid one.
-		OversizedCredential: a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(&authz.AuthError{Reason: "credential over limits.max_header_bytes"})),
+		StreamEventID:       streamEventID,
+		OversizedCredential: oversizedCredential(authn),
 	})
 	if err != nil {
 		g.Close()
@@ -192,6 +191,18 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	}))
 	g.admin = g.adminMux()
 	return g, nil
+}
+
+// oversizedCredential refuses a credential too large to be accepted as an
+// invalid one, with the authenticator's challenge.
+func oversizedCredential(authn *authz.Authenticator) func(http.Header) *a2a.Error {
+	refusal := a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(&authz.AuthError{Reason: "credential too large"}))
+	return func(h http.Header) *a2a.Error {
+		if authn.CredentialTooLarge(h) {
+			return refusal
+		}
+		return nil
+	}
 }
 
 // policies collects the agents' authorization policies by agent name.

@@ -32,10 +32,11 @@ type Options struct {
 	Logger    *slog.Logger
 	// StreamEventID, when set, gives every relayed stream event an SSE id.
 	StreamEventID StreamEventID
-	// OversizedCredential answers a request whose credential makes its
-	// header exceed limits.max_header_bytes: the authenticator's 401 with
-	// its challenge. Nil: such a header is refused like any other (431).
-	OversizedCredential *a2a.Error
+	// OversizedCredential, given a header over limits.max_header_bytes,
+	// returns the authenticator's 401 (with its challenge) when the header
+	// carries a credential too large to be accepted, else nil: the header
+	// is then refused with 431.
+	OversizedCredential func(http.Header) *a2a.Error
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -54,7 +55,7 @@ type Gateway struct {
 	limits    config.Limits
 	eventID   StreamEventID
 	// oversizedCredential: see Options.OversizedCredential.
-	oversizedCredential *a2a.Error
+	oversizedCredential func(http.Header) *a2a.Error
 
 	streams atomic.Int64
 	// drainCtx is cancelled when open streams must end (shutdown).

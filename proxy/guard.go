@@ -75,30 +75,26 @@ func closeUnread(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// authnHeaders are the fields the authenticator reads a credential from.
-var authnHeaders = []string{"Authorization", "X-Api-Key"}
-
-// checkHeader refuses a request header over limits.max_header_bytes: as an
-// unreadable credential (401 with the authenticator's challenge) when the
-// credential fields are what make it too large, else HEADERS_TOO_LARGE.
+// checkHeader refuses a request header over limits.max_header_bytes: with
+// 401 when it carries a credential too large to be accepted (see
+// Options.OversizedCredential), else with HEADERS_TOO_LARGE.
 func (g *Gateway) checkHeader(r *http.Request) *a2a.Error {
-	size, credentials := headerBytes(r)
-	limit := g.limits.MaxHeaderBytes
-	if size <= limit {
+	if headerBytes(r) <= g.limits.MaxHeaderBytes {
 		return nil
 	}
-	if credentials > 0 && size-credentials <= limit && g.oversizedCredential != nil {
-		return g.oversizedCredential
+	if g.oversizedCredential != nil {
+		if e := g.oversizedCredential(r.Header); e != nil {
+			return e
+		}
 	}
 	return a2a.ErrHeadersTooLarge
 }
 
 // headerBytes is the size of a request's header as sent, counted as
 // net/http counts it against MaxHeaderBytes: the request line and every
-// field with its separators; credentials is the part the credential
-// fields take.
-func headerBytes(r *http.Request) (size, credentials int) {
-	size = len(r.Method) + len(r.RequestURI) + len(r.Proto) + len("  \r\n")
+// field with its separators.
+func headerBytes(r *http.Request) int {
+	size := len(r.Method) + len(r.RequestURI) + len(r.Proto) + len("  \r\n")
 	if r.Host != "" {
 		size += len("Host: \r\n") + len(r.Host)
 	}
@@ -107,10 +103,5 @@ func headerBytes(r *http.Request) (size, credentials int) {
 			size += len(k) + len(v) + len(": \r\n")
 		}
 	}
-	for _, k := range authnHeaders {
-		for _, v := range r.Header[k] {
-			credentials += len(k) + len(v) + len(": \r\n")
-		}
-	}
-	return size, credentials
+	return size
 }

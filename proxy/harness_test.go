@@ -46,7 +46,7 @@ type setup struct {
 	stages  []proxy.Stage
 	eventID proxy.StreamEventID
 	// oversized answers an oversized credential (Options.OversizedCredential).
-	oversized *a2a.Error
+	oversized func(http.Header) *a2a.Error
 }
 
 type option func(*setup)
