@@ -194,6 +194,11 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) error {
 	cfg := s.Agent.cfg
 	isRPC := r.Method == http.MethodPost && strings.TrimSuffix(s.relPath, "/") == strings.TrimSuffix(cfg.JSONRPCPath, "/")
+	if isRPC {
+		s.Op.Binding = a2a.BindingJSONRPC
+	} else {
+		s.Op.Binding = a2a.BindingREST
+	}
 	restRel, underREST := strings.CutPrefix(s.relPath, strings.TrimSuffix(cfg.RESTPath, "/"))
 	v, explicit, verr := a2a.NegotiateVersion(r)
 	switch {
@@ -204,11 +209,6 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 		s.Op.Version = v
 	default:
 		s.Op.Version = a2a.RESTPathVersion(restRel, v, explicit)
-	}
-	if isRPC {
-		s.Op.Binding = a2a.BindingJSONRPC
-	} else {
-		s.Op.Binding = a2a.BindingREST
 	}
 	if e := g.checkHeader(r); e != nil {
 		return e
