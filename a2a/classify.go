@@ -385,22 +385,16 @@ func RESTPath(m Method, v Version, taskID, configID string) (httpMethod, path st
 // ClassifyREST reads an HTTP+JSON request: path is the escaped path below
 // the agent's REST base ("/tasks/abc:cancel"), body the request body.
 func ClassifyREST(httpMethod, path string, query url.Values, body []byte, version Version, explicit bool) (*Operation, *Error) {
-	op := &Operation{Binding: BindingREST, Version: version, VersionExplicit: explicit}
+	op := &Operation{Binding: BindingREST, Version: RESTPathVersion(path, version, explicit), VersionExplicit: explicit}
 	segs, ok := splitPath(path)
 	if !ok {
 		return op, ErrInvalidRequest.WithMessage("malformed path")
 	}
-	switch {
-	case len(segs) > 0 && segs[0] == "v1" && !(explicit && version == V10):
-		op.Version = V03
+	if len(segs) > 0 && segs[0] == "v1" && op.Version == V03 {
 		segs = segs[1:]
 		if len(segs) == 1 && segs[0] == "card" {
 			segs = []string{"extendedAgentCard"}
 		}
-	case !explicit:
-		// Paths outside /v1/ exist only in the 1.0 binding, so they say
-		// which version the caller speaks even without the header.
-		op.Version = V10
 	}
 	route, taskID, cfgID, matched := matchREST(httpMethod, segs)
 	if !matched && len(segs) > 1 && op.Version == V10 {
@@ -452,6 +446,22 @@ func ClassifyREST(httpMethod, path string, query url.Values, body []byte, versio
 		return op, ErrInvalidRequest.WithMessage("a JSON request body is required")
 	}
 	return op, op.validate()
+}
+
+// RESTPathVersion is the version of a REST call to path (escaped, below the
+// agent's REST base) with negotiated version v: the one the caller names,
+// else 0.3 under /v1/ and 1.0 elsewhere, because the paths outside /v1/
+// exist only in the 1.0 binding. It needs no body, so errors raised before
+// the body is read take the caller's shape too.
+func RESTPathVersion(path string, v Version, explicit bool) Version {
+	if explicit {
+		return v
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if s, err := url.PathUnescape(first); err == nil && s == "v1" {
+		return V03
+	}
+	return V10
 }
 
 func matchREST(httpMethod string, segs []string) (r restRoute, taskID, cfgID string, ok bool) {

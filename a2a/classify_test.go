@@ -838,3 +838,33 @@ func BenchmarkClassifyRPCSend(b *testing.B) {
 		}
 	}
 }
+
+// TestRESTPathVersion: a REST call's version without its body, as
+// ClassifyREST reads it, malformed paths included.
+func TestRESTPathVersion(t *testing.T) {
+	for _, tc := range []struct {
+		path     string
+		v        Version
+		explicit bool
+		want     Version
+	}{
+		{"/tasks/t-1", V03, false, V10},
+		{"/tasks/./x", V03, false, V10},
+		{"/message:send", V03, false, V10},
+		{"/v1/tasks/t-1", V03, false, V03},
+		{"/v1/tasks/./x", V03, false, V03},
+		{"/%76%31/tasks/t-1", V03, false, V03},
+		{"/v1", V03, false, V03},
+		{"/v10/tasks", V03, false, V10},
+		{"/tasks/v1", V03, false, V10},
+		{"/v1/tasks/t-1", V10, true, V10},
+		{"/tasks/t-1", V03, true, V03},
+	} {
+		if got := RESTPathVersion(tc.path, tc.v, tc.explicit); got != tc.want {
+			t.Errorf("RESTPathVersion(%q, %s, %v) = %s, want %s", tc.path, tc.v, tc.explicit, got, tc.want)
+		}
+		if op, _ := ClassifyREST("GET", tc.path, nil, nil, tc.v, tc.explicit); op.Version != tc.want {
+			t.Errorf("ClassifyREST(%q) reads version %s, want %s", tc.path, op.Version, tc.want)
+		}
+	}
+}

@@ -76,6 +76,8 @@ var (
 	ErrPayloadTooLarge     = &Error{-32056, "PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, "request body exceeds the configured limit", 0, nil}
 	ErrInProgress          = &Error{-32057, "IN_PROGRESS", http.StatusConflict, "a request with this message id is still in progress; retry later", 0, nil}
 	ErrIdempotencyConflict = &Error{-32058, "IDEMPOTENCY_KEY_REUSED", http.StatusUnprocessableEntity, "this message id was already used for a different request", 0, nil}
+	ErrRequestTimeout      = &Error{-32062, "REQUEST_TIMEOUT", http.StatusRequestTimeout, "the request body did not arrive in time", 0, nil}
+	ErrHeadersTooLarge     = &Error{-32063, "HEADERS_TOO_LARGE", http.StatusRequestHeaderFieldsTooLarge, "the request header exceeds the configured limit", 0, nil}
 )
 
 // grpcStatus maps an HTTP status to the google.rpc.Code name that 1.0 REST
@@ -92,13 +94,13 @@ func grpcStatus(httpStatus int) string {
 		return "NOT_FOUND"
 	case http.StatusConflict:
 		return "FAILED_PRECONDITION"
-	case http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+	case http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge, http.StatusTooManyRequests:
 		return "RESOURCE_EXHAUSTED"
 	case http.StatusUnsupportedMediaType:
 		return "INVALID_ARGUMENT"
 	case http.StatusServiceUnavailable, http.StatusBadGateway:
 		return "UNAVAILABLE"
-	case http.StatusGatewayTimeout:
+	case http.StatusGatewayTimeout, http.StatusRequestTimeout:
 		return "DEADLINE_EXCEEDED"
 	case http.StatusNotImplemented:
 		return "UNIMPLEMENTED"

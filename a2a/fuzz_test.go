@@ -143,6 +143,9 @@ func FuzzClassifyREST(f *testing.F) {
 	for _, tc := range restErrorCases() {
 		f.Add(tc.httpMethod, tc.path, tc.query, []byte(tc.body), uint8(tc.version), tc.explicit)
 	}
+	for _, p := range []string{"/v1/tasks/./x", "/%76%31/tasks/t-1", "/%76%31/tasks/%2e%2e", "//v1/tasks/t-1", "/v1%2Ftasks/t-1"} {
+		f.Add("GET", p, "", []byte(nil), uint8(V03), false)
+	}
 	f.Fuzz(func(t *testing.T, httpMethod, path, rawQuery string, body []byte, v uint8, explicit bool) {
 		query, err := url.ParseQuery(rawQuery)
 		if err != nil {
@@ -155,6 +158,10 @@ func FuzzClassifyREST(f *testing.F) {
 		op, e := ClassifyREST(httpMethod, path, query, body, version, explicit)
 		if op == nil {
 			t.Fatal("nil operation")
+		}
+		// Errors raised before the body is read take this version's shape.
+		if pre := RESTPathVersion(path, version, explicit); op.Version != pre {
+			t.Fatalf("classified as %s, %s before the body", op.Version, pre)
 		}
 		if e != nil {
 			if !slices.Contains(classifyErrorCodes, e.Code) || e.Message == "" {

@@ -445,6 +445,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	return a.verifyToken(r.Context(), bearer)
 }
 
+// CredentialTooLarge reports whether h carries a credential longer than
+// any this authenticator accepts, one it would refuse without reading it.
+func (a *Authenticator) CredentialTooLarge(h http.Header) bool {
+	bearer, apiKey, err := credential(h)
+	return err == nil && (len(bearer) > a.maxTokenBytes || len(apiKey) > maxAPIKeyBytes)
+}
+
 // credential returns exactly one of a bearer token or an API key.
 func credential(h http.Header) (bearer, apiKey string, err error) {
 	auth, keys := h.Values("Authorization"), h.Values("X-API-Key")

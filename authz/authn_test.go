@@ -423,6 +423,35 @@ func TestCredentialHandling(t *testing.T) {
 	})
 }
 
+// TestCredentialTooLarge tells a credential the authenticator would refuse
+// for its size alone from one it would read, on both sides of each limit.
+func TestCredentialTooLarge(t *testing.T) {
+	edKey := mustEdKey(t)
+	jwkFile := writeFile(t, t.TempDir(), "dev.json", mustJSON(t, jwkJSON(t, edKey.Public(), "", "EdDSA")))
+	const tokenLimit = 2048
+	a := newTestAuth(t, Options{
+		Issuers: []IssuerOptions{{Name: "dev", Issuer: "https://dev.example", Audiences: []string{testAudience}, Algorithms: []string{"EdDSA"}, KeyFiles: []string{jwkFile}, MaxTokenBytes: tokenLimit}},
+	}, nil, nil)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   bool
+	}{
+		{"none", http.Header{}, false},
+		{"bearer at the limit", http.Header{"Authorization": {"Bearer " + strings.Repeat("t", tokenLimit)}}, false},
+		{"bearer over the limit", http.Header{"Authorization": {"Bearer " + strings.Repeat("t", tokenLimit+1)}}, true},
+		{"api key scheme over the limit", http.Header{"Authorization": {"ApiKey " + strings.Repeat("k", maxAPIKeyBytes+1)}}, true},
+		{"api key at the limit", http.Header{"X-Api-Key": {strings.Repeat("k", maxAPIKeyBytes)}}, false},
+		{"api key over the limit", http.Header{"X-Api-Key": {strings.Repeat("k", maxAPIKeyBytes+1)}}, true},
+		// Refused for being two, whatever their size.
+		{"two credentials", http.Header{"X-Api-Key": {strings.Repeat("k", maxAPIKeyBytes+1)}, "Authorization": {"Bearer t"}}, false},
+	} {
+		if got := a.CredentialTooLarge(tc.header); got != tc.want {
+			t.Errorf("%s: CredentialTooLarge = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestCredentialKindsDisabled(t *testing.T) {
 	t.Setenv("AUTHZ_TEST_API_KEY", "k3y-for-the-ci-bot-0123456789")
 	keysOnly := newTestAuth(t, Options{APIKeys: []APIKeyOptions{{Name: "ci-bot", Tenant: "acme", KeyEnv: "AUTHZ_TEST_API_KEY"}}}, nil, nil)

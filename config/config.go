@@ -5,6 +5,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -97,8 +98,24 @@ type Limits struct {
 	// MaxStreams caps concurrently open streams across all agents. Default 10000.
 	MaxStreams int `yaml:"max_streams"`
 	// BodyTimeout bounds reading a request body, so a slow sender cannot
-	// hold a connection open indefinitely. Default 30s.
+	// hold a connection open indefinitely; a body not received in time gets
+	// REQUEST_TIMEOUT (HTTP 408) and the connection is closed. Default 30s.
 	BodyTimeout duration.Duration `yaml:"body_timeout"`
+	// HeaderTimeout bounds reading a request's header on the public
+	// listener; a connection that has not sent one in time is closed.
+	// Default 10s.
+	HeaderTimeout duration.Duration `yaml:"header_timeout"`
+	// IdleTimeout closes a keep-alive connection that sends no new request
+	// for this long. Default 120s.
+	IdleTimeout duration.Duration `yaml:"idle_timeout"`
+	// MaxConnections caps the public listener's open connections; when they
+	// are all open, new ones wait in the kernel's backlog until one closes.
+	// Every open stream holds one. Default 20000.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxHeaderBytes bounds a request's header (request line included); a
+	// larger one gets HEADERS_TOO_LARGE (431), or 401 when the credential is
+	// what makes it too large. Default 64 KiB.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
 
 // ShutdownOptions bounds graceful termination.
@@ -263,6 +280,18 @@ func (c *Config) ApplyDefaults() {
 	if c.Limits.BodyTimeout == 0 {
 		c.Limits.BodyTimeout = duration.Duration(30 * time.Second)
 	}
+	if c.Limits.HeaderTimeout == 0 {
+		c.Limits.HeaderTimeout = duration.Duration(10 * time.Second)
+	}
+	if c.Limits.IdleTimeout == 0 {
+		c.Limits.IdleTimeout = duration.Duration(120 * time.Second)
+	}
+	if c.Limits.MaxConnections == 0 {
+		c.Limits.MaxConnections = 20000
+	}
+	if c.Limits.MaxHeaderBytes == 0 {
+		c.Limits.MaxHeaderBytes = 64 << 10
+	}
 	if c.Shutdown.Timeout == 0 {
 		c.Shutdown.Timeout = duration.Duration(30 * time.Second)
 	}
@@ -338,6 +367,18 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	if c.Limits.MaxStreams < 1 {
 		add("limits.max_streams", "must be at least 1")
+	}
+	if c.Limits.MaxConnections < c.Limits.MaxStreams {
+		add("limits.max_connections", "must be at least limits.max_streams (%d): every open stream holds a connection", c.Limits.MaxStreams)
+	}
+	if c.Limits.MaxHeaderBytes < 4<<10 || c.Limits.MaxHeaderBytes > 1<<20 {
+		add("limits.max_header_bytes", "must be between 4096 and 1048576")
+	}
+	for i, is := range c.Auth.Issuers {
+		// A token the header limit refuses could never reach its issuer.
+		if n := cmp.Or(is.MaxTokenBytes, authz.DefaultMaxTokenBytes); n >= c.Limits.MaxHeaderBytes {
+			add(fmt.Sprintf("auth.issuers[%d].max_token_bytes", i), "%d must be below limits.max_header_bytes (%d)", n, c.Limits.MaxHeaderBytes)
+		}
 	}
 	if c.Shutdown.StreamGrace > c.Shutdown.Timeout {
 		add("shutdown.stream_grace", "must not exceed shutdown.timeout")

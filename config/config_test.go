@@ -34,6 +34,24 @@ auth:
 agents: [{name: demo, url: "http://127.0.0.1:9001"}]
 `
 
+// withIssuer has one JWT issuer with the default max_token_bytes (8192).
+const withIssuer = `
+auth:
+  issuers: [{name: idp, issuer: "https://idp.example/", audiences: [gw], algorithms: [RS256], jwks_url: "https://idp.example/jwks"}]
+agents: [{name: demo, url: "http://127.0.0.1:9001"}]
+`
+
+// TestHeaderLimitFitsTokens: the header limit may come down to just above
+// the issuers' token limit, not to it.
+func TestHeaderLimitFitsTokens(t *testing.T) {
+	if _, err := Parse([]byte(withIssuer + "limits: {max_header_bytes: 8193}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse([]byte(strings.Replace(withIssuer, `jwks"}`, `jwks", max_token_bytes: 4096}`, 1) + "limits: {max_header_bytes: 4097}\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	cfg, err := Parse([]byte(minimal))
 	if err != nil {
@@ -43,6 +61,9 @@ func TestDefaults(t *testing.T) {
 	if cfg.Listen != "127.0.0.1:8080" || cfg.PublicURL != "http://127.0.0.1:8080" || cfg.Limits.MaxBodyBytes != 1<<20 ||
 		a.JSONRPCPath != "/" || a.CardPath != "/.well-known/agent-card.json" || a.Timeouts.Request.D().Seconds() != 60 {
 		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+	if l := cfg.Limits; l.HeaderTimeout.D().Seconds() != 10 || l.IdleTimeout.D().Seconds() != 120 || l.MaxConnections != 20000 || l.MaxHeaderBytes != 64<<10 {
+		t.Fatalf("listener defaults not applied: %+v", l)
 	}
 }
 
@@ -57,6 +78,10 @@ func TestRejects(t *testing.T) {
 		{"bad public url", minimal + "public_url: ftp://x\n", "public_url: want an absolute http(s) URL"},
 		{"bad log level", minimal + "log: {level: loud}\n", "log.level"},
 		{"tiny body limit", minimal + "limits: {max_body_bytes: 10}\n", "limits.max_body_bytes"},
+		{"connections below streams", minimal + "limits: {max_streams: 100, max_connections: 99}\n", "limits.max_connections"},
+		{"tiny header limit", minimal + "limits: {max_header_bytes: 4095}\n", "limits.max_header_bytes"},
+		{"huge header limit", minimal + "limits: {max_header_bytes: 1048577}\n", "limits.max_header_bytes"},
+		{"token limit at the header limit", withIssuer + "limits: {max_header_bytes: 8192}\n", "auth.issuers[0].max_token_bytes: 8192 must be below limits.max_header_bytes (8192)"},
 		{"grace over timeout", minimal + "shutdown: {timeout: 5s, stream_grace: 10s}\n", "shutdown.stream_grace"},
 		{"no agents", strings.Replace(minimal, `agents: [{name: demo, url: "http://127.0.0.1:9001"}]`, "", 1), "agents: at least one agent"},
 		{"bad agent name", strings.Replace(minimal, "name: demo", `name: "../x"`, 1), "agents[0].name"},

@@ -153,7 +153,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Metrics: m,
 		Logger:  log,
 		// Streams carry event-log ids, for resuming (push_resume.go).
-		StreamEventID: streamEventID,
+		StreamEventID:       streamEventID,
+		OversizedCredential: oversizedCredential(authn),
 	})
 	if err != nil {
 		g.Close()
@@ -177,7 +178,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.closers = append(g.closers, func() { stopSweep(); <-swept })
 	// Not a ServeMux: it would clean and redirect paths the proxy must see
 	// as sent (and refuse).
-	g.public = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	g.public = px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
 			cards.serveJWKS(w, r)
 			return
@@ -190,9 +191,21 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			return
 		}
 		px.ServeHTTP(w, r)
-	})
+	}))
 	g.admin = g.adminMux()
 	return g, nil
+}
+
+// oversizedCredential refuses a credential too large to be accepted as an
+// invalid one, with the authenticator's challenge.
+func oversizedCredential(authn *authz.Authenticator) func(http.Header) *a2a.Error {
+	refusal := a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(&authz.AuthError{Reason: "credential too large"}))
+	return func(h http.Header) *a2a.Error {
+		if authn.CredentialTooLarge(h) {
+			return refusal
+		}
+		return nil
+	}
 }
 
 // policies collects the agents' authorization policies by agent name.
@@ -289,9 +302,15 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return g.Serve(ctx, pub, adm)
 }
 
-// Serve is Run on listeners the caller opened.
+// Serve is Run on listeners the caller opened; the public one is held to
+// limits.max_connections.
 func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
-	servers := []*http.Server{newServer(g.public, g.log), newServer(g.admin, g.log)}
+	l := g.cfg.Limits
+	pub = newLimitListener(pub, l.MaxConnections, g.log)
+	// The public server reads headers up to twice the limit, so that the
+	// gateway refuses an oversized one itself, in the caller's shape; the
+	// admin listener needs no such answer.
+	servers := []*http.Server{newServer(g.public, l, 2*l.MaxHeaderBytes, g.log), newServer(g.admin, l, l.MaxHeaderBytes, g.log)}
 	errc := make(chan error, 2)
 	for i, l := range []net.Listener{pub, adm} {
 		go func() { errc <- servers[i].Serve(l) }()
@@ -327,13 +346,14 @@ func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
 }
 
 // newServer sets the listener-side limits. There is no write timeout:
-// streams last as long as tasks do. Bodies are bounded by size in the proxy.
-func newServer(h http.Handler, log *slog.Logger) *http.Server {
+// streams last as long as tasks do. Bodies are bounded in size and time by
+// the proxy (limits.body_timeout).
+func newServer(h http.Handler, l config.Limits, maxHeaderBytes int, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: l.HeaderTimeout.D(),
+		IdleTimeout:       l.IdleTimeout.D(),
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }

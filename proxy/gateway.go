@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,11 @@ type Options struct {
 	Logger    *slog.Logger
 	// StreamEventID, when set, gives every relayed stream event an SSE id.
 	StreamEventID StreamEventID
+	// OversizedCredential, given a header over limits.max_header_bytes,
+	// returns the authenticator's 401 (with its challenge) when the header
+	// carries a credential too large to be accepted, else nil: the header
+	// is then refused with 431.
+	OversizedCredential func(http.Header) *a2a.Error
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -48,6 +54,8 @@ type Gateway struct {
 	log       *slog.Logger
 	limits    config.Limits
 	eventID   StreamEventID
+	// oversizedCredential: see Options.OversizedCredential.
+	oversizedCredential func(http.Header) *a2a.Error
 
 	streams atomic.Int64
 	// drainCtx is cancelled when open streams must end (shutdown).
@@ -65,6 +73,8 @@ func New(o Options) (*Gateway, error) {
 		log:       o.Logger,
 		limits:    o.Config.Limits,
 		eventID:   o.StreamEventID,
+
+		oversizedCredential: o.OversizedCredential,
 	}
 	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
 	keys := config.RecordKeys(o.Config.Agents)
@@ -115,26 +125,44 @@ func (g *Gateway) acquireStream() (release func(), ok bool) {
 
 const agentsPrefix = "/agents/"
 
-// ServeHTTP routes /agents/{name}/... to the named agent.
+// ServeHTTP routes /agents/{name}/... to the named agent, within the
+// listener's request limits (see Guard).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.guard(w, r, g.route)
+}
+
+func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	if !strings.HasPrefix(path, agentsPrefix) {
+		closeUnread(w, r)
 		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("not found; agents are served under /agents/{name}/"))
 		return
 	}
-	name, rel, _ := strings.Cut(path[len(agentsPrefix):], "/")
-	a, ok := g.agents[name]
-	if !ok {
+	a, rel := g.mount(r)
+	if a == nil {
+		name, _, _ := strings.Cut(path[len(agentsPrefix):], "/")
 		g.log.Info("request for an unknown agent", "path", clip(path))
+		closeUnread(w, r)
 		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("no agent is mounted at "+agentsPrefix+clip(name)))
 		return
 	}
-	g.serveAgent(w, r, a, "/"+rel)
+	g.serveAgent(w, r, a, rel)
+}
+
+// mount is the agent a request is for and the path below its mount; nil
+// when the path names no mounted agent.
+func (g *Gateway) mount(r *http.Request) (*Agent, string) {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), agentsPrefix)
+	if !ok {
+		return nil, ""
+	}
+	name, rel, _ := strings.Cut(rest, "/")
+	return g.agents[name], "/" + rel
 }
 
 // serveAgent classifies the request, runs the pipeline and accounts for it.
 func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, rel string) {
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) {
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) && g.checkHeader(r) == nil {
 		g.cards.ServeCard(w, r, a)
 		return
 	}
@@ -162,7 +190,8 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 }
 
 // classify works out the binding and version, reads the bounded body and
-// classifies the operation into s.Op.
+// classifies the operation into s.Op. Errors before the body is read take
+// the binding and version the path and header say.
 func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) error {
 	cfg := s.Agent.cfg
 	isRPC := r.Method == http.MethodPost && strings.TrimSuffix(s.relPath, "/") == strings.TrimSuffix(cfg.JSONRPCPath, "/")
@@ -171,13 +200,21 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 	} else {
 		s.Op.Binding = a2a.BindingREST
 	}
+	restRel, underREST := strings.CutPrefix(s.relPath, strings.TrimSuffix(cfg.RESTPath, "/"))
 	v, explicit, verr := a2a.NegotiateVersion(r)
-	s.Op.Version = v
-	if verr != nil {
+	switch {
+	case verr != nil:
 		// VersionNotSupportedError exists only in 1.0: answer in its shape.
 		s.Op.Version = a2a.V10
+	case isRPC:
+		s.Op.Version = v
+	default:
+		s.Op.Version = a2a.RESTPathVersion(restRel, v, explicit)
 	}
-	body, err := readBody(w, r, g.limits.MaxBodyBytes, g.limits.BodyTimeout.D())
+	if e := g.checkHeader(r); e != nil {
+		return e
+	}
+	body, err := readBody(w, r, g.limits.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -193,8 +230,7 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 	if isRPC {
 		op, cerr = a2a.ClassifyRPC(body, v, explicit)
 	} else {
-		restRel, ok := strings.CutPrefix(s.relPath, strings.TrimSuffix(cfg.RESTPath, "/"))
-		if !ok || (restRel != "" && restRel[0] != '/') {
+		if !underREST || (restRel != "" && restRel[0] != '/') {
 			return a2a.ErrMethodNotFound.WithMessage("no A2A operation at this path")
 		}
 		op, cerr = a2a.ClassifyREST(r.Method, restRel, r.URL.Query(), body, v, explicit)
@@ -206,23 +242,22 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 	return nil
 }
 
-// readBody reads the whole request body, up to limit bytes and within
-// timeout; the read deadline is lifted afterwards so streams can last.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, error) {
+// readBody reads the whole request body, up to limit bytes and within the
+// deadline the guard set (limits.body_timeout).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, a2a.ErrPayloadTooLarge
-	}
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-		defer rc.SetReadDeadline(time.Time{})
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return nil, a2a.ErrPayloadTooLarge
-		}
-		if r.Context().Err() != nil {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// Checked first: a failed read also cancels the request's context.
+			return nil, a2a.ErrRequestTimeout.WithMessage("the request body did not arrive within limits.body_timeout")
+		case r.Context().Err() != nil:
 			return nil, ErrClientGone
 		}
 		return nil, a2a.ErrInvalidRequest.WithMessage("the request body could not be read")
@@ -260,6 +295,7 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 		// A stream already started: the error cannot be sent any more.
 		return ae.Reason
 	}
+	closeUnread(w, r)
 	if s.Op.Binding == a2a.BindingJSONRPC {
 		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
 	} else {

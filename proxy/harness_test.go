@@ -45,6 +45,8 @@ type setup struct {
 	cfg     *config.Config
 	stages  []proxy.Stage
 	eventID proxy.StreamEventID
+	// oversized answers an oversized credential (Options.OversizedCredential).
+	oversized func(http.Header) *a2a.Error
 }
 
 type option func(*setup)
@@ -72,7 +74,8 @@ func start(t *testing.T, upstreamURL string, opts ...option) *env {
 		Metrics: metrics.New(reg),
 		Logger:  slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 
-		StreamEventID: s.eventID,
+		StreamEventID:       s.eventID,
+		OversizedCredential: s.oversized,
 	})
 	if err != nil {
 		t.Fatal(err)
