@@ -152,10 +152,8 @@ func (op *Operation) readParams(params []byte) *Error {
 		return invalid(ErrInvalidParams, err)
 	}
 	if op.Method == MethodPushConfigSet && op.Version != V10 {
-		// The 0.3 and legacy config comes wrapped; the wrapper is read as
-		// strictly as the config.
-		if err := pickStrict(params, pushSetKeys, make([][]byte, len(pushSetKeys)), knownOnly); err != nil {
-			return invalidIn(err, "the push notification config request")
+		if e := op.readPushSetWrapper(params); e != nil {
+			return e
 		}
 	}
 	id, task := v[0], v[1]
@@ -198,6 +196,36 @@ func (op *Operation) readParams(params []byte) *Error {
 	return op.setString(&op.Tenant, v[2], "tenant")
 }
 
+// readPushSetWrapper reads what wraps a 0.3 or legacy push config on a
+// create as strictly as the config: only the members of the caller's
+// dialect, and a 0.3 HTTP+JSON name ("tasks/{id}/pushNotificationConfigs/
+// {cfg}", from which SDKs take the task id) naming the task in the path.
+func (op *Operation) readPushSetWrapper(params []byte) *Error {
+	keys := pushSetKeysRPC
+	switch {
+	case op.Version == VLegacy:
+		keys = pushSetKeysLegacy
+	case op.Binding == BindingREST:
+		keys = pushSetKeysREST
+	}
+	v := make([][]byte, len(keys))
+	if err := pickStrict(params, keys, v, knownOnly); err != nil {
+		return invalidIn(err, "the push notification config request")
+	}
+	if op.Binding != BindingREST || v[0] == nil {
+		return nil
+	}
+	name, err := jsonString(v[0], "name")
+	if err != nil {
+		return ErrInvalidParams.WithMessage(err.Error())
+	}
+	cfg, ok := strings.CutPrefix(name, "tasks/"+op.TaskID+"/pushNotificationConfigs/")
+	if !ok || strings.Contains(cfg, "/") {
+		return ErrInvalidParams.WithMessage(`"name" must be tasks/{id}/pushNotificationConfigs/{configId} for the task in the path`)
+	}
+	return nil
+}
+
 func (op *Operation) readSend(params []byte) *Error {
 	var v [6][]byte
 	if err := pickStrict(params, sendKeys, v[:], 0); err != nil {
@@ -238,7 +266,7 @@ func (op *Operation) readSend(params []byte) *Error {
 	// spellings, in every version (see pushSpellings).
 	push := [][]byte{v[5]}
 	if conf != nil {
-		inConf, e := readConfiguration(conf, op.Version)
+		inConf, e := readConfiguration(conf)
 		if e != nil {
 			return e
 		}
@@ -271,18 +299,15 @@ func (op *Operation) readSend(params []byte) *Error {
 	return nil
 }
 
-// readConfiguration checks a send's configuration against configMembers
-// and pushSpellings, refusing any other member (it could be a push config
-// under a name the gateway does not know, which the agent would act on
+// readConfiguration checks a send's configuration against configKeys and
+// pushSpellings, refusing any other member (it could be a push config under
+// a name the gateway does not know, which the agent would act on
 // unchecked), and returns the raw push configs it holds, nil where absent.
-func readConfiguration(conf []byte, v Version) ([][]byte, *Error) {
+func readConfiguration(conf []byte) ([][]byte, *Error) {
 	if !isObject(conf) {
 		return nil, ErrInvalidParams.WithMessage(`"configuration" must be an object`)
 	}
-	keys := make([]member, 0, len(configMembers)+len(pushSpellings))
-	for _, c := range configMembers {
-		keys = append(keys, c.member)
-	}
+	keys := slices.Clone(configKeys)
 	for _, sp := range pushSpellings {
 		if sp.inConfiguration {
 			keys = append(keys, sp.member)
@@ -292,12 +317,7 @@ func readConfiguration(conf []byte, v Version) ([][]byte, *Error) {
 	if err := pickStrict(conf, keys, out, knownOnly); err != nil {
 		return nil, invalidIn(err, "configuration")
 	}
-	for i, c := range configMembers {
-		if out[i] != nil && !slices.Contains(c.versions, v) {
-			return nil, ErrInvalidParams.WithMessage("configuration." + c.member.name + " is not a member of the A2A " + v.String() + " configuration")
-		}
-	}
-	return out[len(configMembers):], nil
+	return out[len(configKeys):], nil
 }
 
 // validate checks what every method needs once the ids are read.

@@ -126,18 +126,11 @@ var pushSpellings = []pushSpelling{
 	{true, members("taskPushNotificationConfig")[0], V10, 0},          // SendMessageConfiguration.task_push_notification_config
 }
 
-// configMembers are the members of a send's configuration other than its
-// push config, with the versions that define them; the gateway forwards
-// these and refuses any other.
-var configMembers = []struct {
-	member   member
-	versions []Version
-}{
-	{members("acceptedOutputModes")[0], []Version{V03, V10}},
-	{members("historyLength")[0], []Version{V03, V10}},
-	{members("blocking")[0], []Version{V03}},
-	{members("returnImmediately")[0], []Version{V10}},
-}
+// configKeys are the members of a send's configuration other than its
+// push config; the gateway forwards these and refuses any other. Clients
+// mix 0.3's blocking and 1.0's returnImmediately, so both are accepted in
+// either version: neither carries an id or a URL.
+var configKeys = members("acceptedOutputModes", "historyLength", "blocking", "returnImmediately")
 
 // The members of a push config the gateway reads or forwards, in any
 // version: 1.0 adds tenant and taskId to the flat config, 0.3 names
@@ -145,10 +138,12 @@ var configMembers = []struct {
 var (
 	pushConfigKeys = members("id", "url", "token", "authentication", "tenant", "taskId")
 	pushAuthKeys   = members("scheme", "schemes", "credentials")
-	// pushSetKeys are the members of a 0.3 or legacy push-config create
-	// around the config: taskId (0.3 JSON-RPC), name (0.3 HTTP+JSON), id
-	// (legacy).
-	pushSetKeys = members("taskId", "name", "id", "pushNotificationConfig")
+	// The members of a 0.3 or legacy push-config create around the config:
+	// the task (over HTTP+JSON the path names it; name, or a taskId, must
+	// agree), then the config.
+	pushSetKeysRPC    = members("taskId", "pushNotificationConfig")
+	pushSetKeysREST   = members("name", "pushNotificationConfig", "taskId")
+	pushSetKeysLegacy = members("id", "pushNotificationConfig")
 )
 
 // checkPushConfigMembers refuses a push config with a member the gateway

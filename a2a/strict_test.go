@@ -190,23 +190,18 @@ func TestPushSpellingsTwiceRefused(t *testing.T) {
 	}
 }
 
-// configuration admits only the members its version defines; anything else
-// could be a push config under a name the gateway does not check.
+// configuration admits only the members the protocol defines; anything
+// else could be a push config under a name the gateway does not check.
 func TestConfigurationAllowlist(t *testing.T) {
-	refused := map[Version][]string{
-		VLegacy: {`"acceptedOutputModes":[]`, `"blocking":true`},
-		V03:     {`"returnImmediately":true`},
-		V10:     {`"blocking":true`},
-	}
 	for _, sh := range sendShapes() {
-		bad := append([]string{
+		for _, m := range []string{
 			`"pushNotifications":{"url":"https://x.example/"}`,
 			`"webhook":"https://x.example/"`,
 			`"pushConfig":{"url":"https://x.example/"}`,
 			`"x-future-field":1`,
 			`"callbackUrl":"https://x.example/"`,
-		}, refused[sh.version]...)
-		for _, m := range bad {
+			`"metadata":{"url":"https://x.example/"}`,
+		} {
 			_, _, e := classifySend(sh, sh.params("", m))
 			if e == nil || e.Code != ErrInvalidParams.Code {
 				t.Errorf("%s: configuration member %s: %v, want InvalidParams", sh.name, m, e)
@@ -217,12 +212,10 @@ func TestConfigurationAllowlist(t *testing.T) {
 				t.Errorf("%s: the refusal %q does not name %s", sh.name, e.Message, name)
 			}
 		}
-		if sh.version == VLegacy {
-			continue
-		}
 		for _, m := range []struct{ member, name string }{
 			{`"acceptedOutputModes":["text/plain"]`, "acceptedOutputModes"}, {`"accepted_output_modes":[]`, "acceptedOutputModes"},
 			{`"historyLength":0`, "historyLength"}, {`"history_length":null`, "historyLength"},
+			{`"blocking":false`, "blocking"}, {`"returnImmediately":true`, "returnImmediately"},
 		} {
 			if strings.Contains(sh.params("", ""), m.name) {
 				continue // the shape has it already
@@ -277,9 +270,31 @@ func TestPushConfigMembersAllowlist(t *testing.T) {
 			t.Errorf("%s %s: %v, want InvalidParams", tc.method, tc.params, e)
 		}
 	}
-	if _, e := ClassifyREST(http.MethodPost, "/v1/tasks/t/pushNotificationConfigs", nil,
-		[]byte(`{"name":"tasks/t/pushNotificationConfigs/c","pushNotificationConfig":{"url":"https://x.example/"},"x":1}`), V03, false); e == nil || e.Code != ErrInvalidParams.Code {
-		t.Errorf("0.3 REST create with an unknown member: %v, want InvalidParams", e)
+	// Over 0.3 HTTP+JSON, name carries the task id too (SDKs read it).
+	for _, body := range []string{
+		`{"name":"tasks/t/pushNotificationConfigs/c","pushNotificationConfig":{"url":"https://x.example/"},"x":1}`,
+		`{"name":"tasks/victim/pushNotificationConfigs/c","pushNotificationConfig":{"url":"https://x.example/"}}`,
+		`{"name":"tasks/t/pushNotificationConfigs/c/../../victim","pushNotificationConfig":{"url":"https://x.example/"}}`,
+		`{"name":"tasks/t","pushNotificationConfig":{"url":"https://x.example/"}}`,
+		`{"name":7,"pushNotificationConfig":{"url":"https://x.example/"}}`,
+		`{"id":"victim","pushNotificationConfig":{"url":"https://x.example/"}}`,
+	} {
+		if _, e := ClassifyREST(http.MethodPost, "/v1/tasks/t/pushNotificationConfigs", nil, []byte(body), V03, false); e == nil || e.Code != ErrInvalidParams.Code {
+			t.Errorf("0.3 REST create %s: %v, want InvalidParams", body, e)
+		}
+	}
+	for _, body := range []string{
+		`{"name":"tasks/t/pushNotificationConfigs/c","pushNotificationConfig":{"url":"https://x.example/"}}`,
+		`{"name":"tasks/t/pushNotificationConfigs/","pushNotificationConfig":{"url":"https://x.example/"}}`,
+	} {
+		if _, e := ClassifyREST(http.MethodPost, "/v1/tasks/t/pushNotificationConfigs", nil, []byte(body), V03, false); e != nil {
+			t.Errorf("0.3 REST create %s refused: %v", body, e)
+		}
+	}
+	// Over 0.3 JSON-RPC, an id next to taskId could name a task to an agent
+	// that also speaks the legacy dialect.
+	if _, e := ClassifyRPC([]byte(rpcBody(`1`, "tasks/pushNotificationConfig/set", `{"taskId":"t","id":"victim","pushNotificationConfig":{"url":"https://x.example/"}}`)), V03, false); e == nil || e.Code != ErrInvalidParams.Code {
+		t.Errorf("0.3 set with taskId and id: %v, want InvalidParams", e)
 	}
 }
 
