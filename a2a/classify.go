@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -62,8 +61,9 @@ func (op *Operation) HasTaskRefs() bool {
 var (
 	rpcEnvelopeKeys = members("jsonrpc", "id", "method", "params")
 	messageKeys     = members("messageId", "taskId", "contextId", "referenceTaskIds")
-	sendKeys        = members("message", "configuration", "tenant", "id", "sessionId", "pushNotification")
-	taskParamKeys   = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
+	// sendKeys ends with the push spellings of params (sendPushAt on).
+	sendKeys      = append(members("message", "configuration", "tenant", "id", "sessionId"), pushSpellingsIn(false)...)
+	taskParamKeys = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
 )
 
 // ClassifyRPC reads a JSON-RPC request body. version is the negotiated
@@ -226,9 +226,12 @@ func (op *Operation) readPushSetWrapper(params []byte) *Error {
 	return nil
 }
 
+// sendPushAt is the index in sendKeys of its first push spelling.
+const sendPushAt = 5
+
 func (op *Operation) readSend(params []byte) *Error {
-	var v [6][]byte
-	if err := pickStrict(params, sendKeys, v[:], 0); err != nil {
+	v := make([][]byte, len(sendKeys))
+	if err := pickStrict(params, sendKeys, v, 0); err != nil {
 		return invalid(ErrInvalidParams, err)
 	}
 	msg, conf := v[0], v[1]
@@ -262,9 +265,8 @@ func (op *Operation) readSend(params []byte) *Error {
 		}
 	}
 	op.ReferenceTaskIDs = refs
-	// The push config: params.pushNotification or one of configuration's
-	// spellings, in every version (see pushSpellings).
-	push := [][]byte{v[5]}
+	// The push config, under any of pushSpellings, in every version.
+	push := v[sendPushAt:]
 	if conf != nil {
 		inConf, e := readConfiguration(conf)
 		if e != nil {
@@ -299,22 +301,16 @@ func (op *Operation) readSend(params []byte) *Error {
 	return nil
 }
 
-// readConfiguration checks a send's configuration against configKeys and
-// pushSpellings, refusing any other member (it could be a push config under
-// a name the gateway does not know, which the agent would act on
+// readConfiguration checks a send's configuration against
+// configurationKeys, refusing any other member (it could be a push config
+// under a name the gateway does not know, which the agent would act on
 // unchecked), and returns the raw push configs it holds, nil where absent.
 func readConfiguration(conf []byte) ([][]byte, *Error) {
 	if !isObject(conf) {
 		return nil, ErrInvalidParams.WithMessage(`"configuration" must be an object`)
 	}
-	keys := slices.Clone(configKeys)
-	for _, sp := range pushSpellings {
-		if sp.inConfiguration {
-			keys = append(keys, sp.member)
-		}
-	}
-	out := make([][]byte, len(keys))
-	if err := pickStrict(conf, keys, out, knownOnly); err != nil {
+	out := make([][]byte, len(configurationKeys))
+	if err := pickStrict(conf, configurationKeys, out, knownOnly); err != nil {
 		return nil, invalidIn(err, "configuration")
 	}
 	return out[len(configKeys):], nil

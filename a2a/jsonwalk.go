@@ -202,6 +202,9 @@ func memberName(raw []byte) (string, error) {
 // character (an escaped lone surrogate becomes one), no control or format
 // (zero-width, bidi) character, and no leading or trailing white space.
 func checkKey(raw []byte, name string) bool {
+	if printableASCII(name) {
+		return name == "" || name[0] != ' ' && name[len(name)-1] != ' '
+	}
 	if !utf8.Valid(raw) {
 		return false
 	}
@@ -220,7 +223,7 @@ func checkKey(raw []byte, name string) bool {
 // "taskId". strings.EqualFold already folds the other lookalikes that
 // Unicode case folding knows (U+017F long s, U+212A Kelvin sign).
 func foldCompat(name string) string {
-	if !strings.ContainsFunc(name, isFullwidth) {
+	if printableASCII(name) || !strings.ContainsFunc(name, isFullwidth) {
 		return name
 	}
 	return strings.Map(func(r rune) rune {
@@ -232,6 +235,17 @@ func foldCompat(name string) string {
 }
 
 func isFullwidth(r rune) bool { return r >= 0xFF01 && r <= 0xFF5E }
+
+// printableASCII reports whether s is only printable ASCII (spaces
+// included), the common case that needs no closer look.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {

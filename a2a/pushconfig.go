@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -131,6 +132,21 @@ var pushSpellings = []pushSpelling{
 // mix 0.3's blocking and 1.0's returnImmediately, so both are accepted in
 // either version: neither carries an id or a URL.
 var configKeys = members("acceptedOutputModes", "historyLength", "blocking", "returnImmediately")
+
+// configurationKeys is every member configuration admits: configKeys, then
+// the push spellings.
+var configurationKeys = append(slices.Clone(configKeys), pushSpellingsIn(true)...)
+
+// pushSpellingsIn returns the push spellings of configuration, or of params.
+func pushSpellingsIn(configuration bool) []member {
+	var out []member
+	for _, sp := range pushSpellings {
+		if sp.inConfiguration == configuration {
+			out = append(out, sp.member)
+		}
+	}
+	return out
+}
 
 // The members of a push config the gateway reads or forwards, in any
 // version: 1.0 adds tenant and taskId to the flat config, 0.3 names
