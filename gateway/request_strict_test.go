@@ -2,9 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,38 +11,12 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 )
 
-// strictCall is one request sent as built, headers and all.
+// strictCall is one request in one version and binding.
 type strictCall struct {
-	name   string
-	rest   bool
-	v      a2a.Version // the error shape the caller reads
-	path   string      // below the agent's mount, with any query
-	header http.Header // sent as given, Content-Type included
-	body   string
-}
-
-func (c strictCall) do(t *testing.T, env *gwtest.Env, token string) (*http.Response, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.AgentBase+c.path, strings.NewReader(c.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, vs := range c.header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	name string
+	rest bool
+	v    a2a.Version // the error shape the caller reads
+	request
 }
 
 // wantRefused checks an answer is the error code in the caller's version
@@ -98,11 +70,14 @@ func sendCalls(c *caller, task string, h func(v a2a.Version) http.Header, query 
 	rpc := func(m, params string) string {
 		return `{"jsonrpc":"2.0","id":"rq","method":"` + m + `","params":` + edit(params) + `}`
 	}
+	call := func(name string, rest bool, v a2a.Version, path, body string) strictCall {
+		return strictCall{name, rest, v, request{method: http.MethodPost, path: path + query, header: h(v), body: []byte(body), rpc: !rest}}
+	}
 	return []strictCall{
-		{"1.0 JSON-RPC", false, a2a.V10, "/" + query, h(a2a.V10), rpc("SendMessage", `{"message":`+msg10+`}`)},
-		{"0.3 JSON-RPC", false, a2a.V03, "/" + query, h(a2a.V03), rpc("message/send", `{"message":`+msg03+`}`)},
-		{"1.0 HTTP+JSON", true, a2a.V10, "/message:send" + query, h(a2a.V10), edit(`{"message":` + msg10 + `}`)},
-		{"0.3 HTTP+JSON", true, a2a.V03, "/v1/message:send" + query, h(a2a.V03), edit(`{"message":` + proto03 + `}`)},
+		call("1.0 JSON-RPC", false, a2a.V10, "/", rpc("SendMessage", `{"message":`+msg10+`}`)),
+		call("0.3 JSON-RPC", false, a2a.V03, "/", rpc("message/send", `{"message":`+msg03+`}`)),
+		call("1.0 HTTP+JSON", true, a2a.V10, "/message:send", edit(`{"message":`+msg10+`}`)),
+		call("0.3 HTTP+JSON", true, a2a.V03, "/v1/message:send", edit(`{"message":`+proto03+`}`)),
 	}
 }
 
@@ -119,7 +94,7 @@ func TestRequestStrictness(t *testing.T) {
 	same := func(s string) string { return s }
 	jsonType := func(ct ...string) func(a2a.Version) http.Header {
 		return func(v a2a.Version) http.Header {
-			h := http.Header{"Content-Type": ct}
+			h := http.Header{"Content-Type": ct} // nil: the key given, no header sent
 			if v == a2a.V10 {
 				h.Set(a2a.VersionHeader, "1.0")
 			}
@@ -185,7 +160,7 @@ func TestRequestStrictness(t *testing.T) {
 	for i, call := range cases {
 		t.Run(call.name, func(t *testing.T) {
 			env.Agent.ResetRequests()
-			resp, b := call.do(t, env, c.token)
+			resp, b := c.do(t, call.request)
 			wantRefused(t, call, resp, b, errs[i])
 			if got := env.Agent.Requests(); len(got) != 0 {
 				t.Fatalf("the agent received %s", got[0].Body)
@@ -195,7 +170,7 @@ func TestRequestStrictness(t *testing.T) {
 	// The same sends, declared as JSON in one version, reach the agent
 	// (and, naming another tenant's task, are refused as TaskNotFound).
 	for _, call := range sendCalls(c, task, jsonType("application/json; charset=UTF-8"), "", same) {
-		resp, b := call.do(t, env, c.token)
+		resp, b := c.do(t, call.request)
 		wantRefused(t, call, resp, b, a2a.ErrTaskNotFound)
 	}
 }
