@@ -97,9 +97,9 @@ func pickSeen(b []byte, keys []member, out [][]byte) (seen uint64, err error) {
 type walkMode uint8
 
 const (
-	// checkNames refuses every member name checkKey refuses, and names
-	// that fold to a key's name only by compatibility forms (fullwidth
-	// letters), whether or not the key is one the walker looks for.
+	// checkNames refuses every member name checkKey refuses, whatever the
+	// member, and names that fold to one of keys by compatibility forms
+	// (fullwidth letters) as well as by letter case.
 	checkNames walkMode = 1 << iota
 	// knownOnly refuses members that are not in keys.
 	knownOnly
