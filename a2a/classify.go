@@ -61,9 +61,9 @@ func (op *Operation) HasTaskRefs() bool {
 var (
 	rpcEnvelopeKeys = members("jsonrpc", "id", "method", "params")
 	messageKeys     = members("messageId", "taskId", "contextId", "referenceTaskIds")
-	sendKeys        = members("message", "configuration", "tenant", "id", "sessionId", "pushNotification")
-	configKeys      = members("pushNotificationConfig", "taskPushNotificationConfig")
-	taskParamKeys   = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
+	// sendKeys ends with the push spellings of params (sendPushAt on).
+	sendKeys      = append(members("message", "configuration", "tenant", "id", "sessionId"), pushSpellingsIn(false)...)
+	taskParamKeys = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
 )
 
 // ClassifyRPC reads a JSON-RPC request body. version is the negotiated
@@ -78,7 +78,7 @@ func ClassifyRPC(body []byte, version Version, explicit bool) (*Operation, *Erro
 		return op, ErrInvalidRequest.WithMessage("batch requests are not supported")
 	}
 	var env [4][]byte
-	if err := pick(body, rpcEnvelopeKeys, env[:]); err != nil {
+	if err := pickStrict(body, rpcEnvelopeKeys, env[:], 0); err != nil {
 		return op, invalid(ErrInvalidRequest, err)
 	}
 	op.RPCID = env[1]
@@ -142,14 +142,19 @@ func (op *Operation) readParams(params []byte) *Error {
 		return op.readSend(params)
 	case MethodListTasks, MethodExtendedCard:
 		var v [6][]byte
-		if err := pick(params, taskParamKeys, v[:]); err != nil {
+		if err := pickStrict(params, taskParamKeys, v[:], 0); err != nil {
 			return invalid(ErrInvalidParams, err)
 		}
 		return firstErr(op.setString(&op.Tenant, v[2], "tenant"), op.setString(&op.ContextID, v[5], "contextId"))
 	}
 	var v [6][]byte
-	if err := pick(params, taskParamKeys, v[:]); err != nil {
+	if err := pickStrict(params, taskParamKeys, v[:], 0); err != nil {
 		return invalid(ErrInvalidParams, err)
+	}
+	if op.Method == MethodPushConfigSet && op.Version != V10 {
+		if e := op.readPushSetWrapper(params); e != nil {
+			return e
+		}
 	}
 	id, task := v[0], v[1]
 	switch {
@@ -191,9 +196,42 @@ func (op *Operation) readParams(params []byte) *Error {
 	return op.setString(&op.Tenant, v[2], "tenant")
 }
 
+// readPushSetWrapper reads what wraps a 0.3 or legacy push config on a
+// create as strictly as the config: only the members of the caller's
+// dialect, and a 0.3 HTTP+JSON name ("tasks/{id}/pushNotificationConfigs/
+// {cfg}", from which SDKs take the task id) naming the task in the path.
+func (op *Operation) readPushSetWrapper(params []byte) *Error {
+	keys := pushSetKeysRPC
+	switch {
+	case op.Version == VLegacy:
+		keys = pushSetKeysLegacy
+	case op.Binding == BindingREST:
+		keys = pushSetKeysREST
+	}
+	v := make([][]byte, len(keys))
+	if err := pickStrict(params, keys, v, knownOnly); err != nil {
+		return invalidIn(err, "the push notification config request")
+	}
+	if op.Binding != BindingREST || v[0] == nil {
+		return nil
+	}
+	name, err := jsonString(v[0], "name")
+	if err != nil {
+		return ErrInvalidParams.WithMessage(err.Error())
+	}
+	cfg, ok := strings.CutPrefix(name, "tasks/"+op.TaskID+"/pushNotificationConfigs/")
+	if !ok || strings.Contains(cfg, "/") {
+		return ErrInvalidParams.WithMessage(`"name" must be tasks/{id}/pushNotificationConfigs/{configId} for the task in the path`)
+	}
+	return nil
+}
+
+// sendPushAt is the index in sendKeys of its first push spelling.
+const sendPushAt = 5
+
 func (op *Operation) readSend(params []byte) *Error {
-	var v [6][]byte
-	if err := pick(params, sendKeys, v[:]); err != nil {
+	v := make([][]byte, len(sendKeys))
+	if err := pickStrict(params, sendKeys, v, 0); err != nil {
 		return invalid(ErrInvalidParams, err)
 	}
 	msg, conf := v[0], v[1]
@@ -204,7 +242,7 @@ func (op *Operation) readSend(params []byte) *Error {
 		return ErrInvalidParams.WithMessage(`"message" must be an object`)
 	}
 	var m [4][]byte
-	if err := pick(msg, messageKeys, m[:]); err != nil {
+	if err := pickStrict(msg, messageKeys, m[:], 0); err != nil {
 		return invalid(ErrInvalidParams, err)
 	}
 	if e := firstErr(
@@ -227,6 +265,24 @@ func (op *Operation) readSend(params []byte) *Error {
 		}
 	}
 	op.ReferenceTaskIDs = refs
+	// The push config, under any of pushSpellings, in every version.
+	push := v[sendPushAt:]
+	if conf != nil {
+		inConf, e := readConfiguration(conf)
+		if e != nil {
+			return e
+		}
+		push = append(push, inConf...)
+	}
+	for _, p := range push {
+		if p == nil {
+			continue
+		}
+		if op.PushConfig != nil {
+			return ErrInvalidParams.WithMessage("the request names two push notification configs")
+		}
+		op.PushConfig = p
+	}
 	if op.Version == VLegacy {
 		// Legacy clients choose the task id and group by sessionId.
 		var id, session string
@@ -237,30 +293,27 @@ func (op *Operation) readSend(params []byte) *Error {
 			return ErrInvalidParams.WithMessage(`"id" (the task id) is required`)
 		}
 		op.TaskID, op.ContextID = id, session
-		op.PushConfig = v[5]
 		return nil
 	}
 	if op.MessageID == "" {
 		return ErrInvalidParams.WithMessage("message.messageId is required")
 	}
-	if conf != nil {
-		if !isObject(conf) {
-			return ErrInvalidParams.WithMessage(`"configuration" must be an object`)
-		}
-		var c [2][]byte
-		if err := pick(conf, configKeys, c[:]); err != nil {
-			return invalid(ErrInvalidParams, err)
-		}
-		if c[0] != nil && c[1] != nil {
-			return ErrInvalidParams.WithMessage("configuration names two push notification configs")
-		}
-		if c[0] != nil {
-			op.PushConfig = c[0]
-		} else {
-			op.PushConfig = c[1]
-		}
-	}
 	return nil
+}
+
+// readConfiguration checks a send's configuration against
+// configurationKeys, refusing any other member (it could be a push config
+// under a name the gateway does not know, which the agent would act on
+// unchecked), and returns the raw push configs it holds, nil where absent.
+func readConfiguration(conf []byte) ([][]byte, *Error) {
+	if !isObject(conf) {
+		return nil, ErrInvalidParams.WithMessage(`"configuration" must be an object`)
+	}
+	out := make([][]byte, len(configurationKeys))
+	if err := pickStrict(conf, configurationKeys, out, knownOnly); err != nil {
+		return nil, invalidIn(err, "configuration")
+	}
+	return out[len(configKeys):], nil
 }
 
 // validate checks what every method needs once the ids are read.
@@ -273,8 +326,11 @@ func (op *Operation) validate() *Error {
 	if op.PushConfigID == "" && (op.Method == MethodPushConfigDelete && op.Version != VLegacy || op.Method == MethodPushConfigGet && op.Version == V10) {
 		return ErrInvalidParams.WithMessage("the push notification config id is required")
 	}
-	if op.PushConfig != nil && !isObject(op.PushConfig) {
-		return ErrInvalidParams.WithMessage("the push notification config must be an object")
+	if op.PushConfig != nil {
+		if !isObject(op.PushConfig) {
+			return ErrInvalidParams.WithMessage("the push notification config must be an object")
+		}
+		return checkPushConfigMembers(op.PushConfig)
 	}
 	return nil
 }
@@ -309,10 +365,19 @@ func checkID(s, name string) *Error {
 
 func invalid(base *Error, err error) *Error {
 	var amb *ambiguityError
-	if errors.As(err, &amb) {
-		return base.WithMessage(amb.Error())
+	var bad *badKeyError
+	var unknown *unknownMemberError
+	if errors.As(err, &amb) || errors.As(err, &bad) || errors.As(err, &unknown) {
+		return base.WithMessage(err.Error())
 	}
 	return base.WithMessage(base.Message + ": " + err.Error())
+}
+
+// invalidIn is invalid as InvalidParams, saying in which object.
+func invalidIn(err error, where string) *Error {
+	e := invalid(ErrInvalidParams, err)
+	e.Message = where + ": " + e.Message
+	return e
 }
 
 func firstErr(errs ...*Error) *Error {

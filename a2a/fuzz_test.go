@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -107,9 +109,138 @@ func checkAgainstDecoder(t *testing.T, body []byte, op *Operation) {
 	}
 }
 
+// objectsWalked returns the objects of an accepted request whose member
+// names the classifier checks: the envelope, params, the message, the
+// configuration and a push config with its authentication.
+func objectsWalked(env any, rpc bool) []map[string]any {
+	params := env
+	var out []map[string]any
+	if rpc {
+		params = memberOf(env, "params")
+		if m, ok := env.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	conf := memberOf(params, "configuration")
+	for _, o := range []any{params, memberOf(params, "message"), conf, memberOf(params, "authentication")} {
+		if m, ok := o.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// pushMembersIn lists the members of params and its configuration that an
+// agent folding names could read as a push config.
+func pushMembersIn(env any, rpc bool) []string {
+	params := env
+	if rpc {
+		params = memberOf(env, "params")
+	}
+	var found []string
+	for _, o := range []any{params, memberOf(params, "configuration")} {
+		m, _ := o.(map[string]any)
+		for k := range m {
+			for _, sp := range pushSpellings {
+				if f := foldCompat(k); strings.EqualFold(f, sp.member.name) || strings.EqualFold(f, sp.member.alias) {
+					found = append(found, k)
+				}
+			}
+		}
+	}
+	return found
+}
+
+// checkStrict holds for every accepted request: its member names read the
+// same to every decoder, and a send's push config, under whatever name,
+// is the one the classifier exposes and is gone once stripped.
+func checkStrict(t *testing.T, body []byte, op *Operation, reclassify func([]byte) (*Operation, *Error)) {
+	t.Helper()
+	var env any
+	if err := json.Unmarshal(body, &env); err != nil {
+		return
+	}
+	rpc := op.Binding == BindingJSONRPC
+	for _, o := range objectsWalked(env, rpc) {
+		for k := range o {
+			// Decoding replaced any invalid UTF-8 with U+FFFD, which
+			// checkKey refuses too.
+			if !checkKey([]byte(k), k) {
+				t.Fatalf("member name %q accepted", k)
+			}
+		}
+	}
+	if op.Method != MethodSend && op.Method != MethodStream {
+		return
+	}
+	found := pushMembersIn(env, rpc)
+	if op.PushConfig == nil {
+		if len(found) != 0 {
+			t.Fatalf("push config under %q not exposed", found)
+		}
+		return
+	}
+	stripped, err := StripPushConfig(body, op.Binding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after any
+	if err := json.Unmarshal(stripped, &after); err != nil {
+		t.Fatalf("stripping made %s invalid: %v", stripped, err)
+	}
+	if left := pushMembersIn(after, rpc); len(left) != 0 {
+		t.Fatalf("push config under %q left in %s", left, stripped)
+	}
+	again, e := reclassify(stripped)
+	if e != nil || again.PushConfig != nil || again.TaskID != op.TaskID || again.MessageID != op.MessageID {
+		t.Fatalf("stripped body %s classified as %+v, %v", stripped, again, e)
+	}
+}
+
+// strictSeeds are requests in every send shape with every push spelling,
+// and requests with every ambiguous member name in every object walked.
+func strictSeeds() (rpc, rest []string) {
+	const cfg = `{"url":"http://127.0.0.1:19101/x"}`
+	for _, sh := range sendShapes() {
+		for _, pl := range pushSpellingPlaces() {
+			m := `"` + pl.key + `":` + cfg
+			var params string
+			if pl.top {
+				params = sh.params(m, "")
+			} else {
+				params = sh.params("", m)
+			}
+			if sh.binding == BindingREST {
+				rest = append(rest, params)
+			} else {
+				rpc = append(rpc, rpcBody(`1`, RPCMethodName(MethodSend, sh.version), params))
+			}
+		}
+	}
+	for _, obj := range strictObjects() {
+		shapes := badKeyShapes(obj.member)
+		for k, v := range lookalikeKeyShapes(obj.member) {
+			shapes[k] = v
+		}
+		for _, key := range shapes {
+			b := strings.NewReplacer("@K", key, "@V", "task-victim").Replace(obj.body)
+			if obj.rest {
+				rest = append(rest, b)
+			} else {
+				rpc = append(rpc, b)
+			}
+		}
+	}
+	return rpc, rest
+}
+
 func FuzzClassifyRPC(f *testing.F) {
 	for _, tc := range rpcClassifyCases() {
 		f.Add([]byte(tc.body), uint8(tc.version), tc.explicit)
+	}
+	rpcSeeds, _ := strictSeeds()
+	for _, b := range rpcSeeds {
+		f.Add([]byte(b), uint8(V10), false)
 	}
 	for _, tc := range rpcErrorCases() {
 		f.Add([]byte(tc.body), uint8(tc.version), tc.explicit)
@@ -133,12 +264,18 @@ func FuzzClassifyRPC(f *testing.F) {
 			t.Fatalf("accepted without binding, id or method: %+v", op)
 		}
 		checkAgainstDecoder(t, body, op)
+		checkStrict(t, body, op, func(b []byte) (*Operation, *Error) { return ClassifyRPC(b, fuzzVersion(v), explicit) })
 	})
 }
 
 func FuzzClassifyREST(f *testing.F) {
 	for _, tc := range restClassifyCases() {
 		f.Add(tc.httpMethod, tc.path, tc.query, []byte(tc.body), uint8(tc.version), tc.explicit)
+	}
+	_, restSeeds := strictSeeds()
+	for _, b := range restSeeds {
+		f.Add(http.MethodPost, "/message:send", "", []byte(b), uint8(V10), true)
+		f.Add(http.MethodPost, "/v1/message:send", "", []byte(b), uint8(V03), false)
 	}
 	for _, tc := range restErrorCases() {
 		f.Add(tc.httpMethod, tc.path, tc.query, []byte(tc.body), uint8(tc.version), tc.explicit)
@@ -173,6 +310,9 @@ func FuzzClassifyREST(f *testing.F) {
 		if op.Binding != BindingREST || op.RPCID != nil {
 			t.Fatalf("REST operation %+v", op)
 		}
+		checkStrict(t, body, op, func(b []byte) (*Operation, *Error) {
+			return ClassifyREST(httpMethod, path, query, b, version, explicit)
+		})
 		for _, seg := range []string{op.TaskID, op.PushConfigID, op.Tenant} {
 			if seg == "." || seg == ".." || strings.ContainsAny(seg, `/\`) {
 				t.Fatalf("path segment %q accepted", seg)
@@ -188,6 +328,33 @@ func FuzzClassifyREST(f *testing.F) {
 			if back.Method != op.Method || back.TaskID != op.TaskID || back.PushConfigID != op.PushConfigID {
 				t.Fatalf("%s %s classified as %v %q %q, want %v %q %q", m, p,
 					back.Method, back.TaskID, back.PushConfigID, op.Method, op.TaskID, op.PushConfigID)
+			}
+		}
+	})
+}
+
+// A content type accepted is JSON in UTF-8, however it is spelled.
+func FuzzCheckRequestContentType(f *testing.F) {
+	for _, s := range []string{
+		"application/json", "application/a2a+json; charset=UTF-8", `application/json; charset="utf-8"`, "text/plain",
+		"application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16",
+		"application/json; charset=utf-8; charset=utf-16", "application/json, text/plain", "application/json;charset=utf-8;q=1",
+		"application/json\x00", "APPLICATION/A2A+JSON", "application/json ; charset = utf-8",
+	} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, value string, hasBody bool) {
+		h := http.Header{"Content-Type": {value}}
+		if CheckRequestContentType(h, hasBody) != nil {
+			return
+		}
+		mt, params, err := mime.ParseMediaType(value)
+		if err != nil || mt != "application/json" && mt != "application/a2a+json" {
+			t.Fatalf("%q accepted: %q, %v", value, mt, err)
+		}
+		for k, v := range params {
+			if k != "charset" || !strings.EqualFold(v, "utf-8") {
+				t.Fatalf("%q accepted with %s=%s", value, k, v)
 			}
 		}
 	})

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The gateway reads a few members of bodies it otherwise forwards byte for
@@ -14,6 +17,8 @@ import (
 // while JavaScript, Python and Go agents disagree on both. So members are
 // located with this strict walker instead, and any body in which a member
 // the gateway reads appears twice, or in another letter case, is refused.
+// Requests are read stricter still (pickStrict): every member name is
+// checked, known or not, and some objects admit only the members listed.
 
 var errNotObject = errors.New("expected a JSON object")
 
@@ -22,6 +27,34 @@ type ambiguityError struct{ name string }
 
 func (e *ambiguityError) Error() string {
 	return fmt.Sprintf("member %q appears more than once or in another letter case", e.name)
+}
+
+// badKeyError reports a member name that parsers may read differently:
+// one with control or invisible characters, surrounding white space or
+// bytes that are not UTF-8, which some decoders keep, some replace and
+// some strip or trim.
+type badKeyError struct{ name string }
+
+func (e *badKeyError) Error() string {
+	return fmt.Sprintf("member name %s holds control or invisible characters, surrounding white space or invalid UTF-8", clipQuoteASCII(e.name))
+}
+
+// unknownMemberError reports a member the gateway does not forward in an
+// object that admits only the members it knows.
+type unknownMemberError struct{ name string }
+
+func (e *unknownMemberError) Error() string {
+	return fmt.Sprintf("member %s is not one the gateway accepts here", clipQuoteASCII(e.name))
+}
+
+// clipQuoteASCII quotes a member name for an error message: clipped, and
+// with every control or non-ASCII character escaped so it can be seen.
+func clipQuoteASCII(s string) string {
+	const max = 64
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strconv.QuoteToASCII(s)
 }
 
 // member is a member name the gateway reads, with its snake_case alias:
@@ -57,6 +90,28 @@ func pick(b []byte, keys []member, out [][]byte) error {
 // pickSeen is pick that also reports, as bit k, which keys were present,
 // null included.
 func pickSeen(b []byte, keys []member, out [][]byte) (seen uint64, err error) {
+	return walk(b, keys, out, 0)
+}
+
+// walkMode makes the walker stricter.
+type walkMode uint8
+
+const (
+	// checkNames refuses every member name checkKey refuses, whatever the
+	// member, and names that fold to one of keys by compatibility forms
+	// (fullwidth letters) as well as by letter case.
+	checkNames walkMode = 1 << iota
+	// knownOnly refuses members that are not in keys.
+	knownOnly
+)
+
+// pickStrict is pick for requests: checkNames always, plus mode.
+func pickStrict(b []byte, keys []member, out [][]byte, mode walkMode) error {
+	_, err := walk(b, keys, out, mode|checkNames)
+	return err
+}
+
+func walk(b []byte, keys []member, out [][]byte, mode walkMode) (seen uint64, err error) {
 	for i := range out {
 		out[i] = nil
 	}
@@ -78,6 +133,13 @@ func pickSeen(b []byte, keys []member, out [][]byte) (seen uint64, err error) {
 		if err != nil {
 			return seen, err
 		}
+		folded := key
+		if mode&checkNames != 0 {
+			if !checkKey(rawKey, key) {
+				return seen, &badKeyError{key}
+			}
+			folded = foldCompat(key)
+		}
 		i = skipSpace(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
 			return seen, errNotObject
@@ -88,18 +150,23 @@ func pickSeen(b []byte, keys []member, out [][]byte) (seen uint64, err error) {
 			return seen, errNotObject
 		}
 		val := b[i:valEnd]
+		known := false
 		for k, want := range keys {
 			if key == want.name || key == want.alias {
 				if seen&(1<<k) != 0 {
 					return seen, &ambiguityError{want.name}
 				}
 				seen |= 1 << k
+				known = true
 				if string(val) != "null" {
 					out[k] = val
 				}
-			} else if strings.EqualFold(key, want.name) || strings.EqualFold(key, want.alias) {
+			} else if strings.EqualFold(folded, want.name) || strings.EqualFold(folded, want.alias) {
 				return seen, &ambiguityError{want.name}
 			}
+		}
+		if !known && mode&knownOnly != 0 {
+			return seen, &unknownMemberError{key}
 		}
 		i = skipSpace(b, valEnd)
 		if i < len(b) && b[i] == ',' {
@@ -128,6 +195,56 @@ func memberName(raw []byte) (string, error) {
 		}
 	}
 	return string(raw), nil
+}
+
+// checkKey reports whether a member name reads the same to every parser:
+// raw (as sent) is UTF-8 and the unescaped name holds no replacement
+// character (an escaped lone surrogate becomes one), no control or format
+// (zero-width, bidi) character, and no leading or trailing white space.
+func checkKey(raw []byte, name string) bool {
+	if printableASCII(name) {
+		return name == "" || name[0] != ' ' && name[len(name)-1] != ' '
+	}
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for _, r := range name {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return false
+		}
+	}
+	first, _ := utf8.DecodeRuneInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	return name == "" || !unicode.IsSpace(first) && !unicode.IsSpace(last)
+}
+
+// foldCompat maps the fullwidth forms of ASCII (U+FF01-U+FF5E) to ASCII,
+// as NFKC normalisation does, so that "ｔａｓｋＩｄ" is compared with
+// "taskId". strings.EqualFold already folds the other lookalikes that
+// Unicode case folding knows (U+017F long s, U+212A Kelvin sign).
+func foldCompat(name string) string {
+	if printableASCII(name) || !strings.ContainsFunc(name, isFullwidth) {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		if isFullwidth(r) {
+			return r - 0xFEE0
+		}
+		return r
+	}, name)
+}
+
+func isFullwidth(r rune) bool { return r >= 0xFF01 && r <= 0xFF5E }
+
+// printableASCII reports whether s is only printable ASCII (spaces
+// included), the common case that needs no closer look.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func skipSpace(b []byte, i int) int {

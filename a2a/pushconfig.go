@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -104,37 +105,121 @@ func PushConfigDeleted(v Version) json.RawMessage {
 	return json.RawMessage("null")
 }
 
-// The members that carry a config inline with a send.
-var inlineConfigKeys = members("pushNotificationConfig", "taskPushNotificationConfig")
+// pushSpelling is one member that carries a push config given with a
+// send: in the send's params or in their configuration, and the version and
+// binding whose specification names it so (0: both bindings).
+type pushSpelling struct {
+	inConfiguration bool
+	member          member
+	version         Version
+	binding         Binding
+}
+
+// pushSpellings is every spelling of an inline push config (each also in
+// its snake_case form, which protobuf JSON parsers accept). A send is read
+// with all of them whatever version and binding it speaks, since an agent
+// may accept another version's spelling; more than one in a request is
+// refused, and the one present is checked and taken out like any other.
+var pushSpellings = []pushSpelling{
+	{false, members("pushNotification")[0], VLegacy, BindingJSONRPC},  // TaskSendParams.pushNotification
+	{true, members("pushNotificationConfig")[0], V03, BindingJSONRPC}, // MessageSendConfiguration.pushNotificationConfig
+	{true, members("pushNotification")[0], V03, BindingREST},          // SendMessageConfiguration.push_notification (a2a.v1)
+	{true, members("taskPushNotificationConfig")[0], V10, 0},          // SendMessageConfiguration.task_push_notification_config
+}
+
+// configKeys are the members of a send's configuration other than its
+// push config; the gateway forwards these and refuses any other. Clients
+// mix 0.3's blocking and 1.0's returnImmediately, so both are accepted in
+// either version: neither carries an id or a URL.
+var configKeys = members("acceptedOutputModes", "historyLength", "blocking", "returnImmediately")
+
+// configurationKeys is every member configuration admits: configKeys, then
+// the push spellings.
+var configurationKeys = append(slices.Clone(configKeys), pushSpellingsIn(true)...)
+
+// pushSpellingsIn returns the push spellings of configuration, or of params.
+func pushSpellingsIn(configuration bool) []member {
+	var out []member
+	for _, sp := range pushSpellings {
+		if sp.inConfiguration == configuration {
+			out = append(out, sp.member)
+		}
+	}
+	return out
+}
+
+// The members of a push config the gateway reads or forwards, in any
+// version: 1.0 adds tenant and taskId to the flat config, 0.3 names
+// several authentication schemes.
+var (
+	pushConfigKeys = members("id", "url", "token", "authentication", "tenant", "taskId")
+	pushAuthKeys   = members("scheme", "schemes", "credentials")
+	// The members of a 0.3 or legacy push-config create around the config:
+	// the task (over HTTP+JSON the path names it; name, or a taskId, must
+	// agree), then the config.
+	pushSetKeysRPC    = members("taskId", "pushNotificationConfig")
+	pushSetKeysREST   = members("name", "pushNotificationConfig", "taskId")
+	pushSetKeysLegacy = members("id", "pushNotificationConfig")
+)
+
+// checkPushConfigMembers refuses a push config with a member the gateway
+// does not know: the agent must not be handed what the gateway did not check.
+func checkPushConfigMembers(raw []byte) *Error {
+	out := make([][]byte, len(pushConfigKeys))
+	if err := pickStrict(raw, pushConfigKeys, out, knownOnly); err != nil {
+		return invalidIn(err, "the push notification config")
+	}
+	auth := out[3]
+	if auth == nil {
+		return nil
+	}
+	if !isObject(auth) {
+		return ErrInvalidParams.WithMessage("the push notification config's authentication must be an object")
+	}
+	if err := pickStrict(auth, pushAuthKeys, make([][]byte, len(pushAuthKeys)), knownOnly); err != nil {
+		return invalidIn(err, "the push notification config's authentication")
+	}
+	return nil
+}
 
 // StripPushConfig removes the push config given inline with a send from
-// body (params.configuration over JSON-RPC, configuration over HTTP+JSON);
-// every other byte stays as it was. body must have been classified (the
-// members it reads are unambiguous); a body without one is returned as is.
+// body, in whichever spelling of pushSpellings it came (in params or
+// params.configuration over JSON-RPC, at the top or in configuration over
+// HTTP+JSON); every other byte stays as it was. body must have been
+// classified (the members it reads are unambiguous); a body without one is
+// returned as is.
 func StripPushConfig(body []byte, b Binding) ([]byte, error) {
-	path := []string{"params", "configuration"}
-	if b == BindingREST {
-		path = path[1:]
+	for _, sp := range pushSpellings {
+		var path []member
+		if b == BindingJSONRPC {
+			path = append(path, members("params")[0])
+		}
+		if sp.inConfiguration {
+			path = append(path, members("configuration")[0])
+		}
+		body = cutMember(body, path, sp.member)
 	}
+	return body, nil
+}
+
+// cutMember removes member m from the object found at path in body, if
+// both are there.
+func cutMember(body []byte, path []member, m member) []byte {
 	start, end := 0, len(body)
-	for _, name := range path {
-		s, e, ok := memberValue(body[start:end], members(name)[0])
+	for _, p := range path {
+		s, e, ok := memberValue(body[start:end], p)
 		if !ok {
-			return body, nil
+			return body
 		}
 		start, end = start+s, start+e
 	}
-	obj := body[start:end]
-	for _, k := range inlineConfigKeys {
-		cs, ce, ok := memberCut(obj, k)
-		if !ok {
-			continue
-		}
-		out := make([]byte, 0, len(body)-(ce-cs))
-		out = append(out, body[:start+cs]...)
-		return append(out, body[start+ce:]...), nil
+	cs, ce, ok := memberCut(body[start:end], m)
+	if !ok {
+		return body
 	}
-	return body, nil
+	out := make([]byte, 0, len(body)-(ce-cs))
+	out = append(out, body[:start+cs]...)
+	return append(out, body[start+ce:]...)
 }
 
 // memberSpan is where one member of an object lies: its key's opening

@@ -32,21 +32,55 @@ func (v Version) String() string {
 	return "unknown"
 }
 
-// NegotiateVersion reads the A2A-Version header, falling back to the query
+// NegotiateVersion reads the A2A-Version header, or else the query
 // parameter of the same name. A missing value means 0.3, as the 1.0
-// specification requires. explicit reports whether the caller named a version.
+// specification requires. explicit reports whether the caller named a
+// version.
+//
+// The caller must name one version once: frameworks disagree on which of
+// several values counts (the first, the last, the header or the query), so
+// two header lines, a comma-separated list, two query parameters (in any
+// letter case) or a header and a query parameter naming different versions
+// are refused. The 1.0 specification defines the value as one "Major.Minor",
+// so what is not one is answered VersionNotSupportedError.
 func NegotiateVersion(r *http.Request) (v Version, explicit bool, err *Error) {
-	raw := strings.TrimSpace(r.Header.Get(VersionHeader))
-	if raw == "" {
-		raw = strings.TrimSpace(r.URL.Query().Get(VersionHeader))
+	var header, query []string
+	for _, h := range r.Header.Values(VersionHeader) {
+		if h = strings.TrimSpace(h); h != "" {
+			header = append(header, h)
+		}
 	}
-	if raw == "" {
+	for k, vs := range r.URL.Query() {
+		if strings.EqualFold(k, VersionHeader) {
+			query = append(query, vs...)
+		}
+	}
+	if len(header) > 1 || len(query) > 1 || len(header) == 1 && strings.Contains(header[0], ",") {
+		return 0, true, ErrVersionNotSupported.WithMessage("name one A2A version, once: the " + VersionHeader + " header or query parameter is given more than once")
+	}
+	var named []string
+	if len(header) == 1 {
+		named = header
+	}
+	if len(query) == 1 {
+		if q := strings.TrimSpace(query[0]); q != "" {
+			named = append(named, q)
+		}
+	}
+	if len(named) == 0 {
 		return V03, false, nil
 	}
-	if v, ok := parseVersion(raw); ok {
-		return v, true, nil
+	for _, raw := range named {
+		w, ok := parseVersion(raw)
+		if !ok {
+			return 0, true, ErrVersionNotSupported.WithMessage("A2A version " + quoteClip(raw) + " is not supported; use 0.3 or 1.0")
+		}
+		if v != 0 && w != v {
+			return 0, true, ErrVersionNotSupported.WithMessage("the " + VersionHeader + " header and query parameter name different versions")
+		}
+		v = w
 	}
-	return 0, true, ErrVersionNotSupported.WithMessage("A2A version " + quoteClip(raw) + " is not supported; use 0.3 or 1.0")
+	return v, true, nil
 }
 
 // parseVersion accepts "major.minor" with an optional patch ("1.0.1").

@@ -45,6 +45,7 @@ func TestDedupeCallerCancelsThenRetries(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.AgentBase+"/", bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+tok)
 			req.Header.Set("A2A-Version", "1.0")
+			req.Header.Set("Content-Type", "application/json")
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
@@ -106,6 +107,7 @@ func TestDedupeHolderProcessKilled(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+cfg.Listen+"/agents/demo/", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Content-Type", "application/json")
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}

@@ -153,6 +153,7 @@ func TestDedupeReplayConflictAndTenants(t *testing.T) {
 			hreq, _ := http.NewRequest(http.MethodPost, env.AgentBase+"/", bytes.NewReader(req(msg)))
 			hreq.Header.Set("Authorization", "Bearer "+acme)
 			hreq.Header.Set("A2A-Version", "1.0")
+			hreq.Header.Set("Content-Type", "application/json")
 			hreq.Header.Set(dedupe.IdempotencyKeyHeader, "order-77")
 			resp, err := http.DefaultClient.Do(hreq)
 			if err != nil {
@@ -216,6 +217,7 @@ func openStream(t *testing.T, env *gwtest.Env, tok string, body []byte) *sseStre
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.AgentBase+"/message:stream", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

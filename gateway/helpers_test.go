@@ -52,6 +52,8 @@ func (c *caller) nextID(prefix string) string {
 type request struct {
 	method string
 	path   string
+	// header is sent as given; a body without a Content-Type in it is
+	// declared application/json.
 	header http.Header
 	body   []byte
 	// rpc says how to read results: JSON-RPC responses or bare REST results.
@@ -77,7 +79,7 @@ func (c *caller) newRequest(t *testing.T, ctx context.Context, rq request) *http
 	for k, vs := range rq.header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	if rq.body != nil {
+	if _, given := rq.header["Content-Type"]; rq.body != nil && !given {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if !rq.anonymous && req.Header.Get("Authorization") == "" {

@@ -219,6 +219,9 @@ func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) err
 		return err
 	}
 	s.Body = body
+	if verr == nil {
+		verr = a2a.CheckRequestContentType(r.Header, len(body) > 0)
+	}
 	if verr != nil {
 		if isRPC {
 			s.Op.RPCID = a2a.PeekRPCID(body)
