@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -132,4 +133,23 @@ func TestREADMEErrorTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rpcAnswer is the JSON-RPC response an answer carries: the body, or, for
+// a refused streaming method, the data of the stream's one event.
+func rpcAnswer(t *testing.T, resp *http.Response, body []byte) []byte {
+	t.Helper()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
+		return body
+	}
+	rd := a2a.NewSSEReader(bytes.NewReader(body), len(body)+1)
+	ev, err := rd.Next()
+	if err != nil {
+		t.Fatalf("refused stream without an event: %v: %q", err, body)
+	}
+	data := bytes.Clone(ev.Data)
+	if _, err := rd.Next(); err != io.EOF {
+		t.Fatalf("refused stream with more than its error event: %q", body)
+	}
+	return data
 }
