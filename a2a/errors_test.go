@@ -247,6 +247,24 @@ func TestRESTErrorBody(t *testing.T) {
 
 // Error responses are written by a real server and read by a real client:
 // what matters is what crosses the wire.
+// serveOnce answers one request over a real HTTP server with write and
+// returns the response and its whole body.
+func serveOnce(t *testing.T, write func(http.ResponseWriter)) (*http.Response, []byte) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { write(w) }))
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
 func TestWriteErrors(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -311,17 +329,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { tc.write(w) }))
-			defer srv.Close()
-			resp, err := srv.Client().Post(srv.URL, "application/json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, body := serveOnce(t, tc.write)
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
@@ -401,19 +409,7 @@ func TestWriteRPCStreamError(t *testing.T) {
 		{"unauthenticated", ErrUnauthenticated.WithHeader("WWW-Authenticate", "Bearer"), http.StatusUnauthorized, "application/json", "WWW-Authenticate", "Bearer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				WriteRPCStreamError(w, V03, json.RawMessage(`4`), tc.e)
-			}))
-			defer srv.Close()
-			resp, err := srv.Client().Post(srv.URL, "application/json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, body := serveOnce(t, func(w http.ResponseWriter) { WriteRPCStreamError(w, V03, json.RawMessage(`4`), tc.e) })
 			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != tc.ct || resp.Header.Get(tc.header) != tc.value {
 				t.Fatalf("HTTP %d %v: %s", resp.StatusCode, resp.Header, body)
 			}

@@ -149,19 +149,7 @@ func TestCallStreamCommentsAreIdle(t *testing.T) {
 	released := make(chan struct{})
 	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
 		sseHeader(w)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				writeFlush(w, ": keep-alive\n\n")
-			case <-r.Context().Done():
-				close(released)
-				return
-			case <-u.done:
-				return
-			}
-		}
+		keepAlive(u, w, r, released)
 	})
 	e := start(t, up.url, withConfig(func(c *config.Config) {
 		c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond)

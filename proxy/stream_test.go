@@ -21,6 +21,24 @@ func holdOpen(u *upstream, r *http.Request, released chan<- struct{}) {
 	}
 }
 
+// keepAlive sends keep-alive comments, and nothing else, until the gateway
+// lets go of the stream (released is closed then) or the test ends.
+func keepAlive(u *upstream, w http.ResponseWriter, r *http.Request, released chan<- struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			writeFlush(w, ": keep-alive\n\n")
+		case <-r.Context().Done():
+			close(released)
+			return
+		case <-u.done:
+			return
+		}
+	}
+}
+
 // dialect is a binding and version a stream is requested in, with the
 // request that opens it.
 type dialect struct {
@@ -349,22 +367,10 @@ func TestStreamIdle(t *testing.T) {
 				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
 					sseHeader(w)
 					writeFlush(w, event(1))
-					if !comments {
+					if comments {
+						keepAlive(u, w, r, released)
+					} else {
 						holdOpen(u, r, released)
-						return
-					}
-					tick := time.NewTicker(10 * time.Millisecond)
-					defer tick.Stop()
-					for {
-						select {
-						case <-tick.C:
-							writeFlush(w, ": keep-alive\n\n")
-						case <-r.Context().Done():
-							close(released)
-							return
-						case <-u.done:
-							return
-						}
 					}
 				})
 				e := start(t, up.url, withConfig(func(c *config.Config) {
