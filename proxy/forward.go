@@ -294,9 +294,10 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 	}
 }
 
-// streamEnd logs why the agent's stream ended and returns the caller's
-// error when the agent did not end it cleanly; nil when it did, when the
-// caller left or when the gateway drains (the caller resubscribes).
+// streamEnd says why the agent's stream ended: nil, after a log line, when
+// the agent ended it, the caller left or the gateway drains (the caller
+// resubscribes); otherwise the caller's error, which writeError logs and
+// counts.
 func (g *Gateway) streamEnd(r *http.Request, s *Scope, err error, idled bool) error {
 	switch {
 	case errors.Is(err, io.EOF):

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
 // holdOpen keeps an upstream stream open until the gateway lets go of it
@@ -421,5 +423,60 @@ func TestStreamHeadersWaitIsBounded(t *testing.T) {
 			wantRPCStreamError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
 			waitUntil(t, "the agent's connection is released", released)
 		})
+	}
+}
+
+// TestStreamEndsWithErrorEvent: whatever ends a started stream other than
+// the agent, the caller or a drain reaches the caller as the stream's last
+// event, in its binding and version, and is logged and counted: a lone CR
+// the gateway will not read as the caller might, and an event the pipeline
+// cannot record (whose answer must be withheld).
+func TestStreamEndsWithErrorEvent(t *testing.T) {
+	unrecordable := proxy.Stage(func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			n := 0
+			s.AddObserver(proxy.ObserverFunc(func(context.Context, *proxy.Scope, a2a.Event, []byte) error {
+				if n++; n == 2 {
+					return a2a.ErrUnavailable
+				}
+				return nil
+			}))
+			return next(w, r, s)
+		}
+	})
+	cases := []struct {
+		name   string
+		second string
+		opts   []option
+		want   *a2a.Error
+		status string
+		level  string
+		log    string
+	}{
+		{"lone CR", "id: 2\rdata: {}\n\n", nil, a2a.ErrInvalidAgentResponse, "UNAVAILABLE", "WARN", "agent exchange failed"},
+		{"unrecordable event", event(2), []option{withStage(unrecordable)}, a2a.ErrUnavailable, "UNAVAILABLE", "INFO", "request refused"},
+	}
+	for _, tc := range cases {
+		for _, d := range streamDialects() {
+			t.Run(tc.name+"/"+d.name, func(t *testing.T) {
+				released := make(chan struct{})
+				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+					sseHeader(w)
+					writeFlush(w, event(1))
+					writeFlush(w, tc.second)
+					writeFlush(w, event(3))
+					holdOpen(u, r, released)
+				})
+				e := start(t, up.url, tc.opts...)
+				s := e.open(t, d.rq)
+				if got := s.next(t); string(got.Raw) != event(1) {
+					t.Fatalf("event 1 = %q", got.Raw)
+				}
+				s.wantErrorEvent(t, d, tc.want, tc.status)
+				waitUntil(t, "the agent's connection is released", released)
+				e.logs.wantLog(t, tc.level, tc.log, map[string]any{"agent": agentName})
+				e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": tc.want.Reason}, 1)
+			})
+		}
 	}
 }
