@@ -193,14 +193,49 @@ func (e *Error) RESTErrorBody(v Version) []byte {
 	return b
 }
 
-// WriteRPCError writes e as a JSON-RPC error response (HTTP 200, as JSON-RPC
-// over HTTP prescribes, except for 401 which HTTP clients must see).
-func WriteRPCError(w http.ResponseWriter, v Version, id json.RawMessage, e *Error) {
-	status := http.StatusOK
+// RPCHTTPStatus is the HTTP status of e over JSON-RPC: 200, as JSON-RPC over
+// HTTP prescribes and as the SDK clients need (a2a-go reads the JSON-RPC
+// error only from a 200 answer), except 401, which a client must see to
+// authenticate again.
+func (e *Error) RPCHTTPStatus() int {
 	if e.HTTPStatus == http.StatusUnauthorized {
-		status = http.StatusUnauthorized
+		return http.StatusUnauthorized
 	}
-	writeErr(w, e, "application/json", status, e.RPCErrorBody(v, id))
+	return http.StatusOK
+}
+
+// WriteRPCError writes e as a JSON-RPC error response with RPCHTTPStatus.
+func WriteRPCError(w http.ResponseWriter, v Version, id json.RawMessage, e *Error) {
+	writeErr(w, e, "application/json", e.RPCHTTPStatus(), e.RPCErrorBody(v, id))
+}
+
+// WriteRPCStreamError answers a refused streaming method (SendStreamingMessage,
+// SubscribeToTask and their 0.3 names) as the SDK servers do: HTTP 200, an
+// event stream of one event whose data is the JSON-RPC error response, then
+// the end. A client of a streaming method reads any 200 answer as a stream
+// (a2a-go's does), so a plain JSON error would read as a stream without
+// events. A 401 stays a plain JSON HTTP 401: the status is what makes a
+// client authenticate again.
+func WriteRPCStreamError(w http.ResponseWriter, v Version, id json.RawMessage, e *Error) {
+	if e.RPCHTTPStatus() != http.StatusOK {
+		WriteRPCError(w, v, id, e)
+		return
+	}
+	writeErr(w, e, SSEContentType, http.StatusOK, e.StreamErrorEvent(BindingJSONRPC, v, id))
+}
+
+// StreamErrorEvent frames e as the last event of a stream in binding b and
+// version v, as the SDK servers end a stream that fails: over JSON-RPC a data
+// event holding the JSON-RPC error response to the request with id (a2a-go's
+// server sends it so, and both SDK clients read an error from any event);
+// over HTTP+JSON an "error" event holding the binding's error body, the
+// only event the JS SDK's REST clients read an error from.
+func (e *Error) StreamErrorEvent(b Binding, v Version, id json.RawMessage) []byte {
+	// json.Marshal escapes every line break: the body fits one data line.
+	if b == BindingJSONRPC {
+		return append(append([]byte("data: "), e.RPCErrorBody(v, id)...), "\n\n"...)
+	}
+	return append(append([]byte("event: error\ndata: "), e.RESTErrorBody(v)...), "\n\n"...)
 }
 
 // WriteRESTError writes e in version v's HTTP+JSON shape with its HTTP status.

@@ -247,6 +247,24 @@ func TestRESTErrorBody(t *testing.T) {
 
 // Error responses are written by a real server and read by a real client:
 // what matters is what crosses the wire.
+// serveOnce answers one request over a real HTTP server with write and
+// returns the response and its whole body.
+func serveOnce(t *testing.T, write func(http.ResponseWriter)) (*http.Response, []byte) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { write(w) }))
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
 func TestWriteErrors(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -311,17 +329,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { tc.write(w) }))
-			defer srv.Close()
-			resp, err := srv.Client().Post(srv.URL, "application/json", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp, body := serveOnce(t, tc.write)
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
@@ -341,6 +349,76 @@ func TestWriteErrors(t *testing.T) {
 			}
 			if tc.check != nil {
 				tc.check(t, body)
+			}
+		})
+	}
+}
+
+// TestStreamErrorEvent: the last event of a failing stream is one event
+// whatever the message holds, shaped as the SDK servers send it: a data
+// event with the JSON-RPC error response, or a REST "error" event with the
+// binding's error body.
+func TestStreamErrorEvent(t *testing.T) {
+	id := json.RawMessage(`"s-1"`)
+	e := ErrInvalidAgentResponse.WithMessage("line one\nline two\r\n").WithRetryAfter(time.Second)
+	for _, tc := range []struct {
+		b     Binding
+		v     Version
+		event string
+		data  []byte
+	}{
+		{BindingJSONRPC, V10, "", e.RPCErrorBody(V10, id)},
+		{BindingJSONRPC, V03, "", e.RPCErrorBody(V03, id)},
+		{BindingREST, V10, "error", e.RESTErrorBody(V10)},
+		{BindingREST, V03, "error", e.RESTErrorBody(V03)},
+	} {
+		raw := e.StreamErrorEvent(tc.b, tc.v, id)
+		rd := NewSSEReader(bytes.NewReader(raw), len(raw))
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatalf("%v %v: %v: %q", tc.b, tc.v, err, raw)
+		}
+		if ev.Event != tc.event || !bytes.Equal(ev.Data, tc.data) || !bytes.Equal(ev.Raw, raw) {
+			t.Errorf("%v %v: event %q data %s, want %q %s", tc.b, tc.v, ev.Event, ev.Data, tc.event, tc.data)
+		}
+		if _, err := rd.Next(); err != io.EOF {
+			t.Errorf("%v %v: more than one event: %q", tc.b, tc.v, raw)
+		}
+		if tc.b == BindingJSONRPC {
+			if got, perr := ParseRPCEvent(ev.Data); perr != nil || got.Kind != EventError || got.ErrorCode != e.Code {
+				t.Errorf("%v: package a2a reads %+v, %v", tc.v, got, perr)
+			}
+		}
+	}
+}
+
+// TestWriteRPCStreamError: a refused streaming method is an HTTP 200 event
+// stream of one error event, headers included; a 401 stays a JSON 401.
+func TestWriteRPCStreamError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		e      *Error
+		status int
+		ct     string
+		header string
+		value  string
+	}{
+		{"not found", ErrTaskNotFound, http.StatusOK, SSEContentType, "Cache-Control", "no-store"},
+		{"rate limited", ErrRateLimited.WithRetryAfter(3 * time.Second), http.StatusOK, SSEContentType, "Retry-After", "3"},
+		{"denied", ErrPermissionDenied, http.StatusOK, SSEContentType, "Cache-Control", "no-store"},
+		{"unauthenticated", ErrUnauthenticated.WithHeader("WWW-Authenticate", "Bearer"), http.StatusUnauthorized, "application/json", "WWW-Authenticate", "Bearer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := serveOnce(t, func(w http.ResponseWriter) { WriteRPCStreamError(w, V03, json.RawMessage(`4`), tc.e) })
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != tc.ct || resp.Header.Get(tc.header) != tc.value {
+				t.Fatalf("HTTP %d %v: %s", resp.StatusCode, resp.Header, body)
+			}
+			want := tc.e.RPCErrorBody(V03, json.RawMessage(`4`))
+			if tc.ct == SSEContentType {
+				want = tc.e.StreamErrorEvent(BindingJSONRPC, V03, json.RawMessage(`4`))
+			}
+			if !bytes.Equal(body, want) {
+				t.Fatalf("body %q, want %q", body, want)
 			}
 		})
 	}

@@ -410,12 +410,26 @@ func skipBlankLines(b []byte) []byte {
 	}
 }
 
+// onlyComments reports whether every non-blank line of raw is a comment.
+func onlyComments(raw []byte) bool {
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > 0 && line[0] != ':' {
+			return false
+		}
+	}
+	return true
+}
+
 func FuzzSSEReader(f *testing.F) {
 	for _, tc := range sseCases() {
 		f.Add([]byte(tc.stream), uint16(4096))
 	}
 	f.Add([]byte("data: 12345\n\n"), uint16(12))
 	f.Add([]byte("id: 1\rdata: x\n\n"), uint16(64))
+	// Keep-alives: comments alone, comments around data, comments past the limit.
+	f.Add([]byte(": keep-alive\n\n: keep-alive\n\ndata: x\n\n"), uint16(64))
+	f.Add([]byte(": a\n: b\n: c\n: d\n: e\n"), uint16(8))
 	f.Fuzz(func(t *testing.T, input []byte, limit uint16) {
 		maxEvent := int(limit%8192) + 1
 		r := NewSSEReader(bytes.NewReader(input), maxEvent)
@@ -439,6 +453,10 @@ func FuzzSSEReader(f *testing.F) {
 			rest = rest[len(ev.Raw):]
 			if len(ev.Data) > len(ev.Raw) {
 				t.Fatalf("Data %q longer than Raw %q", ev.Data, ev.Raw)
+			}
+			// An event of comment lines only is never activity.
+			if onlyComments(ev.Raw) && !ev.KeepAlive() {
+				t.Fatalf("comments %q read as an event with data %q", ev.Raw, ev.Data)
 			}
 		}
 		switch {

@@ -30,6 +30,12 @@ type SSEEvent struct {
 	Data []byte
 }
 
+// KeepAlive reports whether the event carries no data: comments, or id and
+// event fields alone, which SSE never dispatches. Such an event shows that
+// the connection is alive, not that the stream is making progress, so it
+// does not count as activity for an idle limit.
+func (e SSEEvent) KeepAlive() bool { return len(e.Data) == 0 }
+
 // SSEReader splits a stream into events. Lines may end in LF or CRLF; a
 // lone CR is refused (ErrSSEMalformed).
 type SSEReader struct {

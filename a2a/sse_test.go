@@ -419,3 +419,31 @@ func TestSSEReaderRefusesLoneCR(t *testing.T) {
 		t.Fatalf("CRLF stream: %q, %v", ev.Data, err)
 	}
 }
+
+// TestSSEKeepAlive: only an event carrying data is activity; comments and
+// fields without data are keep-alives, however they are spelled.
+func TestSSEKeepAlive(t *testing.T) {
+	cases := []struct {
+		stream    string
+		keepAlive bool
+	}{
+		{": keep-alive\n\n", true},
+		{":\n\n", true},
+		{": a\r\n: b\r\n\r\n", true},
+		{"id: 7\n\n", true},
+		{"event: ping\n: x\n\n", true},
+		{"retry: 1000\n\n", true},
+		{"data: {}\n\n", false},
+		{": first\ndata: {}\n\n", false},
+		{"data:x\n\n", false},
+	}
+	for _, tc := range cases {
+		ev, err := NewSSEReader(strings.NewReader(tc.stream), 1024).Next()
+		if err != nil {
+			t.Fatalf("%q: %v", tc.stream, err)
+		}
+		if ev.KeepAlive() != tc.keepAlive {
+			t.Errorf("%q: KeepAlive() = %v, want %v", tc.stream, ev.KeepAlive(), tc.keepAlive)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func TestPushSSRFRefusedAtRegistration(t *testing.T) {
 			env.Agent.ResetRequests()
 			send := inlineSends(globex, "complete x", tc.url)[0]
 			resp, b := globex.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: []byte(send.body)})
-			if _, code, _ := a2a.UnwrapRPC(b); resp.StatusCode != http.StatusOK || code != a2a.ErrInvalidParams.Code {
+			if _, code, _ := a2a.UnwrapRPC(rpcAnswer(t, resp, b)); resp.StatusCode != http.StatusOK || code != a2a.ErrInvalidParams.Code {
 				t.Fatalf("inline: HTTP %d: %s", resp.StatusCode, b)
 			}
 			for _, r := range env.Agent.Requests() {

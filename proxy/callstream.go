@@ -24,7 +24,8 @@ var ErrStreamEnded = errors.New("the agent's stream ended")
 // agent that answers with a JSON-RPC error instead of a stream gets its
 // error back as an *a2a.Error carrying its code. Like Call, it
 // authenticates as forwarded requests do; the agent must start the stream
-// within its request timeout, and a stream silent for stream_idle ends.
+// within its request timeout, and a stream without an event carrying data
+// (comments do not count) for stream_idle ends.
 func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m a2a.Method, params any, yield func(ev a2a.Event, result []byte) error) error {
 	a, ok := g.agents[agent]
 	if !ok {
@@ -81,11 +82,11 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 			}
 			return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, agent, m, err)
 		}
+		if sse.KeepAlive() {
+			continue // proves the connection, not the stream, alive
+		}
 		if timer != nil {
 			timer.Reset(idle)
-		}
-		if len(sse.Data) == 0 {
-			continue // a keep-alive
 		}
 		ev, err := a2a.ParseRPCEvent(sse.Data)
 		if err != nil {

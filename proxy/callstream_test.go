@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -138,4 +139,26 @@ func TestCallStreamErrors(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Fatalf("yield's error: %v", err)
 	}
+}
+
+// TestCallStreamCommentsAreIdle: an agent that answers the gateway's own
+// subscription with keep-alive comments only is idle, and the stream ends
+// after stream_idle with the deadline as its cause; otherwise it would hold
+// the push relay's subscription forever.
+func TestCallStreamCommentsAreIdle(t *testing.T) {
+	released := make(chan struct{})
+	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		keepAlive(u, w, r, released)
+	})
+	e := start(t, up.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond)
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := collect(ctx, e.gw, a2a.V10, "t-1")
+	if !errors.Is(err, proxy.ErrStreamEnded) || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("comments-only stream: %v", err)
+	}
+	waitUntil(t, "the agent's connection is released", released)
 }

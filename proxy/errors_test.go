@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +31,58 @@ func wantRPCError(t *testing.T, resp *http.Response, body []byte, v a2a.Version,
 	if resp.StatusCode != status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("HTTP %d %q, want %d application/json: %s", resp.StatusCode, resp.Header.Get("Content-Type"), status, body)
 	}
+	wantRPCErrorBody(t, body, v, id, want)
+}
+
+// wantRPCStreamError checks the answer to a refused JSON-RPC streaming
+// method, as the SDK servers write it and their clients read it: HTTP 200,
+// an event stream of exactly one event whose data is the JSON-RPC error
+// response, then the end. A 401 stays a plain HTTP 401 (see wantRPCError).
+func wantRPCStreamError(t *testing.T, resp *http.Response, body []byte, v a2a.Version, id string, want *a2a.Error) {
+	t.Helper()
+	if want.HTTPStatus == http.StatusUnauthorized {
+		wantRPCError(t, resp, body, v, id, want)
+		return
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
+		t.Fatalf("HTTP %d %q, want 200 %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), a2a.SSEContentType, body)
+	}
+	events := sdkEvents(t, body)
+	if len(events) != 1 {
+		t.Fatalf("%d events, want one error event: %q", len(events), body)
+	}
+	wantRPCErrorBody(t, events[0], v, id, want)
+}
+
+// sdkEvents reads an event stream as the a2a-go client does: the payload
+// of every "data: " line, whatever the event's type; and checks that the
+// gateway's own reader sees the same events.
+func sdkEvents(t *testing.T, body []byte) [][]byte {
+	t.Helper()
+	var sdk [][]byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			sdk = append(sdk, data)
+		}
+	}
+	rd := a2a.NewSSEReader(bytes.NewReader(body), len(body)+1)
+	for i := 0; ; i++ {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			if i != len(sdk) {
+				t.Fatalf("%d events, an SDK client reads %d: %q", i, len(sdk), body)
+			}
+			return sdk
+		}
+		if err != nil || i >= len(sdk) || !bytes.Equal(ev.Data, sdk[i]) {
+			t.Fatalf("event %d: %v, an SDK client reads %q: %q", i, err, sdk, body)
+		}
+	}
+}
+
+// wantRPCErrorBody checks a JSON-RPC error response body.
+func wantRPCErrorBody(t *testing.T, body []byte, v a2a.Version, id string, want *a2a.Error) {
+	t.Helper()
 	var got struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -74,6 +127,12 @@ func wantRESTError(t *testing.T, resp *http.Response, body []byte, want *a2a.Err
 	if resp.StatusCode != want.HTTPStatus || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("HTTP %d %q, want %d application/json: %s", resp.StatusCode, resp.Header.Get("Content-Type"), want.HTTPStatus, body)
 	}
+	wantRESTErrorBody(t, body, want, status)
+}
+
+// wantRESTErrorBody checks a google.rpc.Status error body.
+func wantRESTErrorBody(t *testing.T, body []byte, want *a2a.Error, status string) {
+	t.Helper()
 	var got struct {
 		Error *struct {
 			Code    int              `json:"code"`
@@ -109,15 +168,19 @@ type call struct {
 	name string
 	rq   request
 	rpc  bool
-	v    a2a.Version // the shape of a JSON-RPC error
-	id   string      // the id a JSON-RPC error must carry, as JSON
+	// stream marks a streaming method, whose JSON-RPC errors are events.
+	stream bool
+	v      a2a.Version // the shape of a JSON-RPC error
+	id     string      // the id a JSON-RPC error must carry, as JSON
 }
 
-// check sends c and checks the error it gets.
-func (c call) check(t *testing.T, e *env, want *a2a.Error, restStatus string) {
+// check sends c, checks the error it gets and returns the answer.
+func (c call) check(t *testing.T, e *env, want *a2a.Error, restStatus string) (*http.Response, []byte) {
 	t.Helper()
 	resp, body := e.do(t, c.rq)
 	switch {
+	case c.rpc && c.stream:
+		wantRPCStreamError(t, resp, body, c.v, c.id, want)
 	case c.rpc:
 		wantRPCError(t, resp, body, c.v, c.id, want)
 	case strings.Contains(c.rq.path, "/v1/") && c.rq.header.Get(a2a.VersionHeader) == "":
@@ -125,23 +188,39 @@ func (c call) check(t *testing.T, e *env, want *a2a.Error, restStatus string) {
 	default:
 		wantRESTError(t, resp, body, want, restStatus)
 	}
+	return resp, body
 }
 
 // wantREST03Error checks a 0.3 HTTP+JSON error: the HTTP status and the
 // {"code", "message"} object the 0.3 SDKs read.
 func wantREST03Error(t *testing.T, resp *http.Response, body []byte, want *a2a.Error) {
 	t.Helper()
+	if resp.StatusCode != want.HTTPStatus {
+		t.Fatalf("HTTP %d %s, want %d", resp.StatusCode, body, want.HTTPStatus)
+	}
+	wantREST03ErrorBody(t, body, want)
+}
+
+func wantREST03ErrorBody(t *testing.T, body []byte, want *a2a.Error) {
+	t.Helper()
 	var got struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	if resp.StatusCode != want.HTTPStatus || json.Unmarshal(body, &got) != nil || got.Code != want.Code || got.Message == "" {
-		t.Fatalf("HTTP %d %s, want %d with code %d", resp.StatusCode, body, want.HTTPStatus, want.Code)
+	if json.Unmarshal(body, &got) != nil || got.Code != want.Code || got.Message == "" {
+		t.Fatalf("error %s, want code %d", body, want.Code)
 	}
 }
 
 func rpcCall(name string, v a2a.Version, header http.Header, id string, body []byte) call {
 	return call{name: name, rq: request{method: http.MethodPost, path: "/", header: header, body: body}, rpc: true, v: v, id: id}
+}
+
+// rpcStreamCall is a call of a JSON-RPC streaming method.
+func rpcStreamCall(name string, v a2a.Version, header http.Header, id string, body []byte) call {
+	c := rpcCall(name, v, header, id, body)
+	c.stream = true
+	return c
 }
 
 func restCall(name, method, path string, header http.Header, body []byte) call {
@@ -420,4 +499,90 @@ func TestStageRefusal(t *testing.T) {
 		t.Fatalf("the agent saw %d refused requests", n)
 	}
 	e.logs.wantLog(t, "INFO", "request refused", map[string]any{"reason": a2a.ErrUnauthenticated.Reason})
+}
+
+// streamingCalls are the streaming methods in every binding and version,
+// each with extra headers h.
+func streamingCalls(h http.Header) []call {
+	with := func(base http.Header) http.Header {
+		out := h.Clone()
+		if out == nil {
+			out = http.Header{}
+		}
+		for k, vs := range base {
+			out[k] = vs
+		}
+		return out
+	}
+	return []call{
+		rpcStreamCall("SendStreamingMessage", a2a.V10, with(v10()), `"s-1"`, rpcBody(a2a.MethodStream, a2a.V10, `"s-1"`, sendParams)),
+		rpcStreamCall("SubscribeToTask", a2a.V10, with(v10()), `"s-2"`, rpcBody(a2a.MethodSubscribe, a2a.V10, `"s-2"`, `{"id":"t-1"}`)),
+		rpcStreamCall("message/stream", a2a.V03, with(nil), "7", rpcBody(a2a.MethodStream, a2a.V03, "7", sendParams)),
+		rpcStreamCall("tasks/resubscribe", a2a.V03, with(nil), "8", rpcBody(a2a.MethodSubscribe, a2a.V03, "8", `{"id":"t-1"}`)),
+		restCall("POST /message:stream", http.MethodPost, "/message:stream", with(v10()), []byte(sendParams)),
+		restCall("POST /tasks/{id}:subscribe", http.MethodPost, "/tasks/t-1:subscribe", with(v10()), nil),
+		restCall("POST /v1/message:stream", http.MethodPost, "/v1/message:stream", with(nil), []byte(sendParams)),
+		restCall("GET /v1/tasks/{id}:subscribe", http.MethodGet, "/v1/tasks/t-1:subscribe", with(nil), nil),
+	}
+}
+
+// TestRefusedStreamingMethods: whatever refuses a streaming method, a
+// JSON-RPC caller gets the error as the SDK servers send it, one event of
+// an HTTP 200 event stream, because its client reads any 200 as a stream:
+// a plain JSON error would read as a stream without events. 401 stays an
+// HTTP 401, which the client needs to authenticate again; REST clients
+// check the status before reading a stream, so REST keeps its statuses.
+func TestRefusedStreamingMethods(t *testing.T) {
+	refusals := map[string]*a2a.Error{
+		"foreign":      a2a.ErrTaskNotFound,
+		"denied":       a2a.ErrPermissionDenied,
+		"rate":         a2a.ErrRateLimited.WithRetryAfter(2 * time.Second),
+		"unauthorized": a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", "Bearer"),
+	}
+	statuses := map[string]string{"foreign": "NOT_FOUND", "denied": "PERMISSION_DENIED", "rate": "RESOURCE_EXHAUSTED", "unauthorized": "UNAUTHENTICATED"}
+	refuse := proxy.Stage(func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			if e, ok := refusals[r.Header.Get("X-Refuse")]; ok {
+				return e
+			}
+			return next(w, r, s)
+		}
+	})
+	up := unreachable(t)
+	e := start(t, up.url, withStage(refuse))
+	for name, want := range refusals {
+		t.Run(name, func(t *testing.T) {
+			for _, c := range streamingCalls(header("X-Refuse", name)) {
+				t.Run(c.name, func(t *testing.T) {
+					resp, body := c.check(t, e, want, statuses[name])
+					if want.RetryAfter > 0 && resp.Header.Get("Retry-After") != "2" {
+						t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+					}
+					if want.HTTPStatus == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != "Bearer" {
+						t.Fatalf("WWW-Authenticate %q: %s", resp.Header.Get("WWW-Authenticate"), body)
+					}
+				})
+			}
+		})
+	}
+	t.Run("bad params", func(t *testing.T) {
+		// Refused by the classifier, which knows the method by then.
+		for _, c := range []call{
+			rpcStreamCall("SendStreamingMessage", a2a.V10, v10(), `"s-1"`, rpcBody(a2a.MethodStream, a2a.V10, `"s-1"`, `{"message":"hi"}`)),
+			rpcStreamCall("SubscribeToTask", a2a.V10, v10(), `"s-2"`, rpcBody(a2a.MethodSubscribe, a2a.V10, `"s-2"`, `{"id":7}`)),
+			rpcStreamCall("message/stream", a2a.V03, nil, "7", rpcBody(a2a.MethodStream, a2a.V03, "7", `{"message":"hi"}`)),
+			rpcStreamCall("tasks/resubscribe", a2a.V03, nil, "8", rpcBody(a2a.MethodSubscribe, a2a.V03, "8", `{"id":7}`)),
+		} {
+			t.Run(c.name, func(t *testing.T) { c.check(t, e, a2a.ErrInvalidParams, "") })
+		}
+	})
+	t.Run("method unknown", func(t *testing.T) {
+		// Before the method is known there is no stream to answer in: the
+		// SDK servers answer such requests with plain JSON too.
+		c := rpcCall("unparsable", a2a.V03, nil, "null", []byte(`{"jsonrpc":"2.0","id":9,"method":"message/stream",`))
+		c.check(t, e, a2a.ErrParse, "")
+	})
+	if n := up.count(); n != 0 {
+		t.Fatalf("the agent saw %d refused requests", n)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
@@ -191,7 +192,11 @@ func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, pay
 // one, observing each before the caller sees it. The stream ends when the
 // agent ends it, when the caller leaves (which releases the upstream
 // connection through the request context), when the gateway drains, or
-// after StreamIdle without a byte from the agent.
+// after StreamIdle without an event carrying data: keep-alive comments show
+// the connection is up, not that the task is, so they do not count. An end
+// the agent did not choose (idle, an event over the size limit, a broken
+// connection) or an event that cannot be recorded is the caller's error:
+// its answer while nothing was written, else the stream's last event.
 func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
 	open := g.metrics.OpenStreams.WithLabelValues(s.Agent.Name)
 	open.Inc()
@@ -201,9 +206,14 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 	// cannot see (draining, idle timeout): that unblocks Next.
 	stop := context.AfterFunc(g.drainCtx, func() { resp.Body.Close() })
 	defer stop()
+	idleLimit := s.Agent.cfg.Timeouts.StreamIdle.D()
 	var idle *time.Timer
-	if d := s.Agent.cfg.Timeouts.StreamIdle.D(); d > 0 {
-		idle = time.AfterFunc(d, func() { resp.Body.Close() })
+	var idled atomic.Bool
+	if idleLimit > 0 {
+		idle = time.AfterFunc(idleLimit, func() {
+			idled.Store(true)
+			resp.Body.Close()
+		})
 		defer idle.Stop()
 	}
 
@@ -226,29 +236,41 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 			start() // the agent ended the stream without an event
 		}
 	}()
+	fail := func(err error) error {
+		if !started {
+			started = true // the error is the answer
+			return err
+		}
+		// Headers are gone: the error becomes the last event, in the
+		// caller's binding and version, and writeError logs and counts it.
+		var ae *a2a.Error
+		if !errors.As(err, &ae) {
+			ae = a2a.ErrInternal
+		}
+		if _, werr := w.Write(ae.StreamErrorEvent(s.Op.Binding, s.Op.Version, s.Op.RPCID)); werr == nil {
+			_ = rc.Flush()
+		}
+		return err
+	}
 
 	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			g.logStreamEnd(r, s, err)
+			if err := g.streamEnd(r, s, err, idled.Load()); err != nil {
+				return fail(err)
+			}
 			return nil
 		}
-		if idle != nil {
-			idle.Reset(s.Agent.cfg.Timeouts.StreamIdle.D())
+		if idle != nil && !ev.KeepAlive() {
+			idle.Reset(idleLimit)
 		}
 		var id string
-		if len(ev.Data) > 0 {
+		if !ev.KeepAlive() {
 			var data []byte
 			data, id, err = g.observeStream(r.Context(), s, ev.Data)
 			if err != nil {
-				if !started {
-					started = true // the error below is the answer
-					return err
-				}
-				// Headers are gone: the only honest answer is to end the stream.
-				s.Log().Warn("stream ended: an event could not be recorded", "err", err)
-				return nil
+				return fail(err)
 			}
 			ev.Raw = reframe(ev.Raw, ev.Data, data)
 		}
@@ -256,7 +278,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 			start()
 		}
 		write := true
-		if s.streamGate != nil && len(ev.Data) > 0 {
+		if s.streamGate != nil && !ev.KeepAlive() {
 			if write, err = s.streamGate(w, id); err != nil {
 				return nil
 			}
@@ -272,7 +294,11 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 	}
 }
 
-func (g *Gateway) logStreamEnd(r *http.Request, s *Scope, err error) {
+// streamEnd says why the agent's stream ended: nil, after a log line, when
+// the agent ended it, the caller left or the gateway drains (the caller
+// resubscribes); otherwise the caller's error, which writeError logs and
+// counts.
+func (g *Gateway) streamEnd(r *http.Request, s *Scope, err error, idled bool) error {
 	switch {
 	case errors.Is(err, io.EOF):
 		s.Log().Debug("stream ended by the agent")
@@ -280,11 +306,25 @@ func (g *Gateway) logStreamEnd(r *http.Request, s *Scope, err error) {
 		s.Log().Debug("stream ended by the caller")
 	case g.drainCtx.Err() != nil:
 		s.Log().Info("stream ended: gateway shutting down")
+	case idled:
+		return &upstreamFailure{
+			err:    fmt.Errorf("stream ended: no event for timeouts.stream_idle (%s); comments do not count", s.Agent.cfg.Timeouts.StreamIdle.D()),
+			a2aErr: a2a.ErrUpstreamTimeout.WithMessage("the agent's stream sent no event in time"),
+		}
 	case errors.Is(err, a2a.ErrSSEEventTooLarge):
-		s.Log().Warn("stream ended: agent event over the size limit", "limit_bytes", g.limits.MaxEventBytes)
+		return &upstreamFailure{
+			err:    fmt.Errorf("stream ended: agent event over limits.max_event_bytes (%d)", g.limits.MaxEventBytes),
+			a2aErr: a2a.ErrInvalidAgentResponse.WithMessage("an event of the agent's stream exceeds the size limit"),
+		}
+	case errors.Is(err, a2a.ErrSSEMalformed):
+		return &upstreamFailure{err: fmt.Errorf("stream ended: %w", err), a2aErr: a2a.ErrInvalidAgentResponse}
 	default:
-		s.Log().Warn("stream ended: agent connection dropped", "err", err)
+		return &upstreamFailure{
+			err:    fmt.Errorf("stream ended: agent connection dropped: %w", err),
+			a2aErr: a2a.ErrUpstreamFailed.WithMessage("the agent's stream broke off"),
+		}
 	}
+	return nil
 }
 
 func isEventStream(h http.Header) bool {

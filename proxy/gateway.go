@@ -278,10 +278,11 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 	var uf *upstreamFailure
 	if errors.As(err, &uf) {
 		reason := "unreachable"
-		switch uf.a2aErr {
-		case a2a.ErrUpstreamTimeout:
+		// By code: the error may be a copy with a more specific message.
+		switch uf.a2aErr.Code {
+		case a2a.ErrUpstreamTimeout.Code:
 			reason = "timeout"
-		case a2a.ErrInvalidAgentResponse:
+		case a2a.ErrInvalidAgentResponse.Code:
 			reason = "invalid_response"
 		}
 		g.metrics.UpstreamErrors.WithLabelValues(s.Agent.Name, reason).Inc()
@@ -295,14 +296,22 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 		s.Log().Info("request refused", "code", ae.Code, "reason", ae.Reason, "detail", ae.Message)
 	}
 	if w.wrote {
-		// A stream already started: the error cannot be sent any more.
+		// A stream already started: relayStream ended it with the error as
+		// its last event.
 		return ae.Reason
 	}
 	closeUnread(w, r)
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
-	} else {
+	switch {
+	case s.Op.Binding != a2a.BindingJSONRPC:
+		// REST streaming clients check the status before reading a stream,
+		// as the SDK servers answer a refused stream: no stream to fake.
 		a2a.WriteRESTError(w, s.Op.Version, ae)
+	case s.Op.Method.Streaming():
+		// Known to be a streaming method: its caller reads the answer as a
+		// stream.
+		a2a.WriteRPCStreamError(w, s.Op.Version, s.Op.RPCID, ae)
+	default:
+		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
 	}
 	return ae.Reason
 }

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
 // holdOpen keeps an upstream stream open until the gateway lets go of it
@@ -19,6 +21,69 @@ func holdOpen(u *upstream, r *http.Request, released chan<- struct{}) {
 		close(released)
 	case <-u.done:
 	}
+}
+
+// keepAlive sends keep-alive comments, and nothing else, until the gateway
+// lets go of the stream (released is closed then) or the test ends.
+func keepAlive(u *upstream, w http.ResponseWriter, r *http.Request, released chan<- struct{}) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			writeFlush(w, ": keep-alive\n\n")
+		case <-r.Context().Done():
+			close(released)
+			return
+		case <-u.done:
+			return
+		}
+	}
+}
+
+// dialect is a binding and version a stream is requested in, with the
+// request that opens it.
+type dialect struct {
+	name string
+	rpc  bool
+	v    a2a.Version
+	rq   request
+}
+
+// streamDialects open a streaming send in every binding and version.
+func streamDialects() []dialect {
+	return []dialect{
+		{"rpc 1.0", true, a2a.V10, streamRequest()},
+		{"rpc 0.3", true, a2a.V03, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodStream, a2a.V03, `"s-1"`, sendParams)}},
+		{"rest 1.0", false, a2a.V10, request{method: http.MethodPost, path: "/message:stream", header: v10(), body: []byte(sendParams)}},
+		{"rest 0.3", false, a2a.V03, request{method: http.MethodPost, path: "/v1/message:stream", body: []byte(sendParams)}},
+	}
+}
+
+// wantErrorEvent reads the stream's next event carrying data (keep-alives
+// are relayed and skipped here): it must be want as the SDK servers end a
+// failing stream in d's binding and version, and the stream must end right
+// after it.
+func (s *stream) wantErrorEvent(t *testing.T, d dialect, want *a2a.Error, restStatus string) {
+	t.Helper()
+	ev := s.next(t)
+	for ev.KeepAlive() {
+		ev = s.next(t)
+	}
+	switch {
+	case d.rpc:
+		if ev.Event != "" {
+			t.Fatalf("JSON-RPC error event of type %q: %q", ev.Event, ev.Raw)
+		}
+		wantRPCErrorBody(t, ev.Data, d.v, `"s-1"`, want)
+	case ev.Event != "error":
+		t.Fatalf("REST error event of type %q, want \"error\": %q", ev.Event, ev.Raw)
+	case d.v == a2a.V10:
+		wantRESTErrorBody(t, ev.Data, want, restStatus)
+	default:
+		wantREST03ErrorBody(t, ev.Data, want)
+	}
+	s.wantCleanEnd(t)
 }
 
 // TestStreamFlushesEachEvent proves events are not buffered: the caller
@@ -56,8 +121,8 @@ func TestStreamFlushesEachEvent(t *testing.T) {
 }
 
 // TestStreamUpstreamDrop cuts the agent's connection at different points:
-// the caller gets every complete event, never a fragment, and a properly
-// ended response.
+// the caller gets every complete event, never a fragment, then an error
+// event saying the stream broke, and a properly ended response.
 func TestStreamUpstreamDrop(t *testing.T) {
 	cases := []struct {
 		name string
@@ -83,8 +148,8 @@ func TestStreamUpstreamDrop(t *testing.T) {
 			if got := s.next(t); string(got.Raw) != event(1) {
 				t.Fatalf("event 1 = %q", got.Raw)
 			}
-			s.wantCleanEnd(t)
-			e.logs.wantLog(t, "WARN", "stream ended: agent connection dropped", map[string]any{"agent": agentName})
+			s.wantErrorEvent(t, streamDialects()[0], a2a.ErrUpstreamFailed, "")
+			e.logs.wantLog(t, "WARN", "agent exchange failed", map[string]any{"agent": agentName, "reason": "unreachable"})
 		})
 	}
 }
@@ -143,7 +208,9 @@ func TestStreamLineEndings(t *testing.T) {
 }
 
 // TestStreamEventOverLimit ends the stream at an event larger than
-// limits.max_event_bytes; what came before it still reaches the caller.
+// limits.max_event_bytes with an error event in the caller's binding and
+// version; what came before it still reaches the caller. Over the limit
+// from the first event, the error is the whole answer.
 func TestStreamEventOverLimit(t *testing.T) {
 	const limit = 1024
 	cases := []struct {
@@ -152,26 +219,53 @@ func TestStreamEventOverLimit(t *testing.T) {
 		{"one long line", "data: \"" + strings.Repeat("x", 4*limit) + "\"\n\n"},
 		{"many short lines", strings.Repeat("data: 0123456789012345678901234567890123456789\n", 100) + "\n"},
 		{"unterminated line", "data: " + strings.Repeat("y", 4*limit)},
+		{"comment lines", strings.Repeat(": 0123456789012345678901234567890123456789\n", 100) + "\n"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			released := make(chan struct{})
-			up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
-				sseHeader(w)
-				writeFlush(w, event(1))
-				writeFlush(w, tc.big)
-				writeFlush(w, event(3))
-				holdOpen(u, r, released)
-			})
-			e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxEventBytes = limit }))
-			s := e.open(t, streamRequest())
-			if got := s.next(t); string(got.Raw) != event(1) {
-				t.Fatalf("event 1 = %q", got.Raw)
+	for _, d := range streamDialects() {
+		for _, first := range []bool{false, true} {
+			for _, tc := range cases {
+				name := d.name + "/" + tc.name
+				if first {
+					name += " first"
+				}
+				t.Run(name, func(t *testing.T) {
+					released := make(chan struct{})
+					up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+						sseHeader(w)
+						if !first {
+							writeFlush(w, event(1))
+						}
+						writeFlush(w, tc.big)
+						writeFlush(w, event(3))
+						holdOpen(u, r, released)
+					})
+					e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxEventBytes = limit }))
+					if first {
+						resp, body := e.do(t, d.rq)
+						switch {
+						case d.rpc:
+							wantRPCStreamError(t, resp, body, d.v, `"s-1"`, a2a.ErrInvalidAgentResponse)
+						case d.v == a2a.V10:
+							wantRESTError(t, resp, body, a2a.ErrInvalidAgentResponse, "UNAVAILABLE")
+						default:
+							wantREST03Error(t, resp, body, a2a.ErrInvalidAgentResponse)
+						}
+					} else {
+						s := e.open(t, d.rq)
+						if got := s.next(t); string(got.Raw) != event(1) {
+							t.Fatalf("event 1 = %q", got.Raw)
+						}
+						s.wantErrorEvent(t, d, a2a.ErrInvalidAgentResponse, "UNAVAILABLE")
+					}
+					waitUntil(t, "the agent's connection is released", released)
+					rec := e.logs.wantLog(t, "WARN", "agent exchange failed", map[string]any{"reason": "invalid_response"})
+					if msg, _ := rec["err"].(string); !strings.Contains(msg, "max_event_bytes") {
+						t.Fatalf("the log does not say why: %v", rec)
+					}
+					e.wantCounter(t, "upstream_errors_total", map[string]string{"agent": agentName, "reason": "invalid_response"}, 1)
+				})
 			}
-			s.wantCleanEnd(t)
-			waitUntil(t, "the agent's connection is released", released)
-			e.logs.wantLog(t, "WARN", "stream ended: agent event over the size limit", map[string]any{"limit_bytes": float64(limit)})
-		})
+		}
 	}
 }
 
@@ -204,9 +298,7 @@ func TestDrainStreamsEndsOpenStreams(t *testing.T) {
 	e.logs.wantLog(t, "INFO", "stream ended: gateway shutting down", map[string]any{"agent": agentName})
 
 	resp, body := e.do(t, streamRequest())
-	if ev, err := a2a.ParseRPCEvent(body); err != nil || ev.Kind != a2a.EventError || strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
-		t.Fatalf("a stream after the drain: HTTP %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
-	}
+	wantRPCStreamError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUnavailable)
 }
 
 // TestMaxStreams refuses the stream over limits.max_streams with the
@@ -223,7 +315,7 @@ func TestMaxStreams(t *testing.T) {
 	first.next(t)
 
 	resp, body := e.do(t, streamRequest())
-	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
+	wantRPCStreamError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
 	if resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("no Retry-After on %s", body)
 	}
@@ -254,32 +346,52 @@ func TestRefusedStreamIsNotForwarded(t *testing.T) {
 	first.next(t)
 	before := up.count()
 	resp, body := e.do(t, streamRequest())
-	wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
+	wantRPCStreamError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrRateLimited)
 	if got := up.count(); got != before {
 		t.Fatalf("the refused stream reached the agent: %d requests, want %d", got, before)
 	}
 }
 
-// TestStreamIdle ends a stream on which the agent stays silent for
-// timeouts.stream_idle, and releases the agent's connection.
+// TestStreamIdle ends a stream on which the agent sends no event for
+// timeouts.stream_idle with a timeout error event, and releases the agent's
+// connection. Keep-alive comments are relayed but do not count: an agent
+// sending only comments is as idle as a silent one, or it could hold the
+// caller and a stream slot forever.
 func TestStreamIdle(t *testing.T) {
-	released := make(chan struct{})
-	up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
-		sseHeader(w)
-		writeFlush(w, event(1))
-		holdOpen(u, r, released)
-	})
-	e := start(t, up.url, withConfig(func(c *config.Config) {
-		c.Agents[0].Timeouts.StreamIdle = duration.Duration(100 * time.Millisecond)
-	}))
-	s := e.open(t, streamRequest())
-	if got := s.next(t); string(got.Raw) != event(1) {
-		t.Fatalf("event 1 = %q", got.Raw)
-	}
-	s.wantCleanEnd(t)
-	waitUntil(t, "the agent's connection is released", released)
-	if n := e.gw.OpenStreams(); n != 0 {
-		t.Fatalf("open streams = %d", n)
+	for _, comments := range []bool{false, true} {
+		for _, d := range streamDialects() {
+			name := d.name + "/silent"
+			if comments {
+				name = d.name + "/comments only"
+			}
+			t.Run(name, func(t *testing.T) {
+				released := make(chan struct{})
+				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+					sseHeader(w)
+					writeFlush(w, event(1))
+					if comments {
+						keepAlive(u, w, r, released)
+					} else {
+						holdOpen(u, r, released)
+					}
+				})
+				e := start(t, up.url, withConfig(func(c *config.Config) {
+					c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond)
+				}))
+				s := e.open(t, d.rq)
+				if got := s.next(t); string(got.Raw) != event(1) {
+					t.Fatalf("event 1 = %q", got.Raw)
+				}
+				s.wantErrorEvent(t, d, a2a.ErrUpstreamTimeout, "DEADLINE_EXCEEDED")
+				waitUntil(t, "the agent's connection is released", released)
+				eventually(t, "the stream is released", func() bool { return e.gw.OpenStreams() == 0 })
+				rec := e.logs.wantLog(t, "WARN", "agent exchange failed", map[string]any{"reason": "timeout"})
+				if msg, _ := rec["err"].(string); !strings.Contains(msg, "stream_idle") {
+					t.Fatalf("the log does not say why: %v", rec)
+				}
+				e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": a2a.ErrUpstreamTimeout.Reason}, 1)
+			})
+		}
 	}
 }
 
@@ -308,8 +420,63 @@ func TestStreamHeadersWaitIsBounded(t *testing.T) {
 			// Generous next to the 100ms limit; it only keeps the test from hanging.
 			rq.timeout = 10 * time.Second
 			resp, body := e.do(t, rq)
-			wantRPCError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
+			wantRPCStreamError(t, resp, body, a2a.V10, `"s-1"`, a2a.ErrUpstreamTimeout)
 			waitUntil(t, "the agent's connection is released", released)
 		})
+	}
+}
+
+// TestStreamEndsWithErrorEvent: whatever ends a started stream other than
+// the agent, the caller or a drain reaches the caller as the stream's last
+// event, in its binding and version, and is logged and counted: a lone CR
+// the gateway will not read as the caller might, and an event the pipeline
+// cannot record (whose answer must be withheld).
+func TestStreamEndsWithErrorEvent(t *testing.T) {
+	unrecordable := proxy.Stage(func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			n := 0
+			s.AddObserver(proxy.ObserverFunc(func(context.Context, *proxy.Scope, a2a.Event, []byte) error {
+				if n++; n == 2 {
+					return a2a.ErrUnavailable
+				}
+				return nil
+			}))
+			return next(w, r, s)
+		}
+	})
+	cases := []struct {
+		name   string
+		second string
+		opts   []option
+		want   *a2a.Error
+		status string
+		level  string
+		log    string
+	}{
+		{"lone CR", "id: 2\rdata: {}\n\n", nil, a2a.ErrInvalidAgentResponse, "UNAVAILABLE", "WARN", "agent exchange failed"},
+		{"unrecordable event", event(2), []option{withStage(unrecordable)}, a2a.ErrUnavailable, "UNAVAILABLE", "INFO", "request refused"},
+	}
+	for _, tc := range cases {
+		for _, d := range streamDialects() {
+			t.Run(tc.name+"/"+d.name, func(t *testing.T) {
+				released := make(chan struct{})
+				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+					sseHeader(w)
+					writeFlush(w, event(1))
+					writeFlush(w, tc.second)
+					writeFlush(w, event(3))
+					holdOpen(u, r, released)
+				})
+				e := start(t, up.url, tc.opts...)
+				s := e.open(t, d.rq)
+				if got := s.next(t); string(got.Raw) != event(1) {
+					t.Fatalf("event 1 = %q", got.Raw)
+				}
+				s.wantErrorEvent(t, d, tc.want, tc.status)
+				waitUntil(t, "the agent's connection is released", released)
+				e.logs.wantLog(t, tc.level, tc.log, map[string]any{"agent": agentName})
+				e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": tc.want.Reason}, 1)
+			})
+		}
 	}
 }

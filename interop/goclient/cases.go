@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -19,16 +20,18 @@ const streamChunks = 3
 type caseFunc func(ctx context.Context, e *env) (string, error)
 
 var cases = map[report.Case]caseFunc{
-	report.Send:            caseSend,
-	report.Stream:          caseStream,
-	report.Get:             caseGet,
-	report.Cancel:          caseCancel,
-	report.Resubscribe:     caseResubscribe,
-	report.InputRequired:   caseInputRequired,
-	report.PushConfig:      casePushConfig,
-	report.PushRelay:       casePushRelay,
-	report.TenantIsolation: caseTenantIsolation,
-	report.Dedupe:          caseDedupe,
+	report.Send:               caseSend,
+	report.Stream:             caseStream,
+	report.Get:                caseGet,
+	report.Cancel:             caseCancel,
+	report.Resubscribe:        caseResubscribe,
+	report.InputRequired:      caseInputRequired,
+	report.PushConfig:         casePushConfig,
+	report.PushRelay:          casePushRelay,
+	report.TenantIsolation:    caseTenantIsolation,
+	report.RefusedStream:      caseRefusedStream,
+	report.RefusedResubscribe: caseRefusedResubscribe,
+	report.Dedupe:             caseDedupe,
 }
 
 func userMessage(text string) *a2a.Message {
@@ -292,6 +295,44 @@ func caseTenantIsolation(ctx context.Context, e *env) (string, error) {
 		return "", fmt.Errorf("GetTask by the owner answered %s", own.ID)
 	}
 	return fmt.Sprintf("the other tenant gets a2a.ErrTaskNotFound for task %s", t.ID), nil
+}
+
+// expectStreamTaskNotFound reads a stream the other tenant opened on a
+// task not its own: it must end with a2a.ErrTaskNotFound before any event.
+// A stream that ends without an error is what a refusal written as plain
+// JSON looks like to this client.
+func expectStreamTaskNotFound(what string, events iter.Seq2[a2a.Event, error]) error {
+	// The first item decides: an error, or an event the caller must not get.
+	for ev, err := range events {
+		if err != nil {
+			return expectTaskNotFound(what, err)
+		}
+		return fmt.Errorf("%s: the other tenant got an event: %T", what, ev)
+	}
+	return fmt.Errorf("%s: the stream ended without an error and without events", what)
+}
+
+func caseRefusedStream(ctx context.Context, e *env) (string, error) {
+	t, err := sendTask(ctx, e, userMessage("complete mine"), "send")
+	if err != nil {
+		return "", err
+	}
+	events := e.other.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: followUp(t, "complete theirs")})
+	if err := expectStreamTaskNotFound("SendStreamingMessage", events); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the other tenant's stream on task %s ends with a2a.ErrTaskNotFound", t.ID), nil
+}
+
+func caseRefusedResubscribe(ctx context.Context, e *env) (string, error) {
+	t, err := sendTask(ctx, e, userMessage("complete mine"), "send")
+	if err != nil {
+		return "", err
+	}
+	if err := expectStreamTaskNotFound("ResubscribeToTask", e.other.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: t.ID})); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("the other tenant's resubscription to task %s ends with a2a.ErrTaskNotFound", t.ID), nil
 }
 
 func caseDedupe(ctx context.Context, e *env) (string, error) {

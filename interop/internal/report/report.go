@@ -40,25 +40,31 @@ const (
 	PushConfig      Case = "push_config"
 	PushRelay       Case = "push_relay"
 	TenantIsolation Case = "tenant_isolation"
-	Dedupe          Case = "dedupe"
+	// RefusedStream and RefusedResubscribe: streaming methods the gateway
+	// refuses must reach the client as an error, not as an empty stream.
+	RefusedStream      Case = "refused_stream"
+	RefusedResubscribe Case = "refused_resubscribe"
+	Dedupe             Case = "dedupe"
 )
 
 // Cases lists every case in table order.
-var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, TenantIsolation, Dedupe}
+var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, TenantIsolation, RefusedStream, RefusedResubscribe, Dedupe}
 
 var caseTitles = map[Case]string{
-	Card:            "card",
-	Send:            "send",
-	Stream:          "stream",
-	Get:             "get",
-	List:            "list",
-	Cancel:          "cancel",
-	Resubscribe:     "resubscribe",
-	InputRequired:   "input-required",
-	PushConfig:      "push config",
-	PushRelay:       "push relay",
-	TenantIsolation: "tenant isolation",
-	Dedupe:          "dedupe",
+	Card:               "card",
+	Send:               "send",
+	Stream:             "stream",
+	Get:                "get",
+	List:               "list",
+	Cancel:             "cancel",
+	Resubscribe:        "resubscribe",
+	InputRequired:      "input-required",
+	PushConfig:         "push config",
+	PushRelay:          "push relay",
+	TenantIsolation:    "tenant isolation",
+	RefusedStream:      "refused stream",
+	RefusedResubscribe: "refused resubscribe",
+	Dedupe:             "dedupe",
 }
 
 // Title is the case's column heading.

@@ -98,6 +98,26 @@ async function expectTaskNotFound(what, call) {
   throw new Error(`${what}: succeeded for another tenant's task: ${JSON.stringify(result)}`);
 }
 
+/**
+ * Reads a stream the other tenant opened on a task not its own: it must
+ * fail with TaskNotFoundError before any event. A stream that ends without
+ * an error is what a refusal written as plain JSON looks like to a client.
+ * Over JSON-RPC the SDK reports an error event as an Error whose cause is
+ * the typed error.
+ */
+async function expectStreamTaskNotFound(what, open) {
+  try {
+    for await (const event of open()) {
+      throw new Error(`${what}: the other tenant got an event: ${describeEvent(event)}`);
+    }
+  } catch (err) {
+    const typed = err instanceof TaskNotFoundError ? err : err?.cause instanceof TaskNotFoundError ? err.cause : undefined;
+    expect(typed, `${what}: want TaskNotFoundError, got ${err?.name}: ${err?.message}`);
+    return;
+  }
+  throw new Error(`${what}: the stream ended without an error and without events`);
+}
+
 export const cases = {
   async send({ client }, signal) {
     const task = await sendTask(client, userMessage('complete hello'), signal, 'send');
@@ -322,6 +342,19 @@ export const cases = {
     const own = await step('getTask by the owner', () => client.getTask({ tenant: '', id: task.id }, { signal }));
     expect(own.id === task.id, `getTask by the owner answered ${own.id}`);
     return `the other tenant gets TaskNotFoundError for task ${task.id}`;
+  },
+
+  async refused_stream({ client, other }, signal) {
+    const task = await sendTask(client, userMessage('complete mine'), signal, 'send');
+    const theirs = userMessage('complete theirs', { taskId: task.id, contextId: task.contextId });
+    await expectStreamTaskNotFound('sendMessageStream', () => other.sendMessageStream(sendRequest(theirs), { signal }));
+    return `the other tenant's stream on task ${task.id} fails with TaskNotFoundError`;
+  },
+
+  async refused_resubscribe({ client, other }, signal) {
+    const task = await sendTask(client, userMessage('complete mine'), signal, 'send');
+    await expectStreamTaskNotFound('resubscribeTask', () => other.resubscribeTask({ tenant: '', id: task.id }, { signal }));
+    return `the other tenant's resubscription to task ${task.id} fails with TaskNotFoundError`;
   },
 
   async dedupe({ client, probes }, signal) {
