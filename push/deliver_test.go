@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -861,6 +862,9 @@ func TestDeliveryOptions(t *testing.T) {
 		{DeliveryOptions{LeaseTTL: time.Second}, "push.delivery.lease_ttl"},
 		{DeliveryOptions{PerReceiverRate: -1}, "push.delivery.per_receiver_rate"},
 		{DeliveryOptions{Workers: -1}, "push.delivery.workers"},
+		{DeliveryOptions{Jitter: MaxJitter + 0.01}, "push.delivery.jitter"},
+		{DeliveryOptions{Jitter: -0.1}, "push.delivery.jitter"},
+		{DeliveryOptions{Jitter: math.NaN()}, "push.delivery.jitter"},
 		{DeliveryOptions{Holder: strings.Repeat("h", store.MaxNameBytes+1)}, "push.delivery.holder"},
 	}
 	for _, tt := range invalid {
@@ -880,6 +884,19 @@ func TestDeliveryOptions(t *testing.T) {
 	if got := (DeliveryOptions{Schedule: []time.Duration{-1}, Workers: -5, LeaseTTL: time.Nanosecond}).withDefaults(); !slices.Equal(got.Schedule, DefaultSchedule) ||
 		got.Workers != DefaultDeliveryWorkers || got.LeaseTTL != DefaultMinLeaseTTL {
 		t.Errorf("invalid options were not replaced: %+v", got)
+	}
+	for _, tt := range []struct {
+		o    DeliveryOptions
+		want float64
+	}{
+		{DeliveryOptions{}, DefaultJitter},
+		{DeliveryOptions{Jitter: 0.3}, 0.3},
+		{DeliveryOptions{Jitter: 0.9}, DefaultJitter},
+		{DeliveryOptions{Jitter: 0.3, NoJitter: true}, 0},
+	} {
+		if got := tt.o.withDefaults().Jitter; got != tt.want {
+			t.Errorf("jitter of %+v = %g, want %g", tt.o, got, tt.want)
+		}
 	}
 	if got := (DeliveryOptions{PerReceiverRate: 2.5}).withDefaults(); got.PerReceiverBurst != 3 {
 		t.Errorf("burst for 2.5/s = %d, want 3", got.PerReceiverBurst)
