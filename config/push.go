@@ -26,7 +26,9 @@ type PushOptions struct {
 	Signing PushSigning `yaml:"signing"`
 	// Allowlist lifts the webhook URL policy for every tenant: host names
 	// ("*.example.com" for every name under example.com), IP addresses or
-	// CIDRs that may be called over plain http and may be private.
+	// CIDRs that may be called over plain http and may be private, each
+	// with ":port" or ":*" for every port ("[fd00::/8]:8443" for IPv6);
+	// without a port, 80 and 443 only (see push.Allowlist).
 	Allowlist []string `yaml:"allowlist"`
 	// WebhookSecretEnv names an environment variable holding a Standard
 	// Webhooks secret (base64, optionally "whsec_"-prefixed): every

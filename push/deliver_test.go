@@ -162,7 +162,7 @@ func (r *testReceiver) notification(t *testing.T, endpoint, id string) store.Del
 
 func testSender(t *testing.T) *HTTPSender {
 	t.Helper()
-	s, _ := testSenderWith(t, Allowlist{"127.0.0.1"})
+	s, _ := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	return s
 }
 
@@ -966,7 +966,7 @@ func TestHTTPSenderSignsAndMapsAnswers(t *testing.T) {
 		(<-answer)(w)
 	}))
 	t.Cleanup(srv.Close)
-	sender, signer := testSenderWith(t, Allowlist{"127.0.0.1"})
+	sender, signer := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	rcv := &testReceiver{srv: srv}
 	n := rcv.notification(t, "hook", "task-1:7")
 	req, _ := DecodePayload(n.Payload)
@@ -1032,7 +1032,7 @@ func TestHTTPSenderErrorsHideTheURL(t *testing.T) {
 	srv.Close() // nothing listens any more
 	ctx := context.Background()
 
-	allowed, _ := testSenderWith(t, Allowlist{"127.0.0.1"})
+	allowed, _ := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	_, _, err := allowed.Send(ctx, n)
 	if err == nil || errors.Is(err, ErrUndeliverable) {
 		t.Fatalf("Send to a closed port: %v, want a retryable error", err)
@@ -1111,7 +1111,7 @@ func BenchmarkDeliverRedis(b *testing.B) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	b.Cleanup(srv.Close)
-	policy, err := NewURLPolicy(Allowlist{"127.0.0.1"}, nil)
+	policy, err := NewURLPolicy(Allowlist{"127.0.0.1:*"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
