@@ -150,18 +150,7 @@ func TestPushSSRFAllowlistPortsAndMetadata(t *testing.T) {
 		t.Fatalf("an allowlisted name resolving to a public address: %s", b)
 	}
 	dns.set("creds.test.example", "169.254.170.23")
-	sub := env.acme.open(t, context.Background(), request{method: http.MethodPost, path: "/", header: v10(), rpc: true,
-		body: rpcBody(a2a.MethodSubscribe, a2a.V10, "sub", `{"id":"`+task+`"}`)})
-	if _, err := sub.rd.Next(); err != nil {
-		t.Fatal(err)
-	}
-	var dead struct {
-		DeadLetters []struct{ TaskID, Reason string } `json:"deadLetters"`
-	}
-	eventually(t, "the notification to the rebound name is dead-lettered", func() bool {
-		return env.opsGet(t, "/admin/push/dead-letters", &dead) == http.StatusOK && len(dead.DeadLetters) > 0
-	})
-	if dl := dead.DeadLetters[0]; dl.TaskID != task || !strings.Contains(dl.Reason, "undeliverable") || !strings.Contains(dl.Reason, "credentials endpoint") {
+	if dl := firstDeadLetter(t, env, env.acme, task); dl.TaskID != task || !strings.Contains(dl.Reason, "undeliverable") || !strings.Contains(dl.Reason, "credentials endpoint") {
 		t.Fatalf("dead letter %+v", dl)
 	}
 	eventually(t, "the allowlisted receiver gets the notification", func() bool { return len(rcv.all()) > 0 })
@@ -187,24 +176,33 @@ func TestPushSSRFRebindingRefusedAtDial(t *testing.T) {
 		t.Fatalf("registration of a public name: %s", b)
 	}
 	dns.set("rebind.test.example", "127.0.0.1")
-	sub := globex.open(t, context.Background(), request{method: http.MethodPost, path: "/", header: v10(), rpc: true,
-		body: rpcBody(a2a.MethodSubscribe, a2a.V10, "sub", `{"id":"`+task+`"}`)})
-	if _, err := sub.rd.Next(); err != nil {
-		t.Fatal(err)
-	}
-	var dead struct {
-		DeadLetters []struct{ TaskID, Reason string } `json:"deadLetters"`
-	}
-	eventually(t, "the notification is dead-lettered", func() bool {
-		return env.opsGet(t, "/admin/push/dead-letters", &dead) == http.StatusOK && len(dead.DeadLetters) > 0
-	})
-	dl := dead.DeadLetters[0]
+	dl := firstDeadLetter(t, env, globex, task)
 	if dl.TaskID != task || !strings.Contains(dl.Reason, "undeliverable") || !strings.Contains(dl.Reason, "loopback") {
 		t.Fatalf("dead letter %+v", dl)
 	}
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("the rebound address was reached %d times", n)
 	}
+}
+
+type deadLetter struct{ TaskID, Reason string }
+
+// firstDeadLetter subscribes c to task, which gives the task's push
+// configs an event to deliver, and waits for the first dead letter.
+func firstDeadLetter(t *testing.T, env *pushEnv, c *caller, task string) deadLetter {
+	t.Helper()
+	sub := c.open(t, context.Background(), request{method: http.MethodPost, path: "/", header: v10(), rpc: true,
+		body: rpcBody(a2a.MethodSubscribe, a2a.V10, "sub", `{"id":"`+task+`"}`)})
+	if _, err := sub.rd.Next(); err != nil {
+		t.Fatal(err)
+	}
+	var dead struct {
+		DeadLetters []deadLetter `json:"deadLetters"`
+	}
+	eventually(t, "a notification is dead-lettered", func() bool {
+		return env.opsGet(t, "/admin/push/dead-letters", &dead) == http.StatusOK && len(dead.DeadLetters) > 0
+	})
+	return dead.DeadLetters[0]
 }
 
 // syncBuffer is a log sink safe for the gateway's goroutines.

@@ -434,6 +434,8 @@ type addrRange struct {
 // Address Registries (iana.org/assignments/iana-ipv4-special-registry and
 // iana-ipv6-special-registry, RFC 6890 and RFC 8190; the IPv6 registry as
 // updated 2025-10-09), plus the cloud metadata and credentials endpoints.
+// A block IANA adds later outside 2000::/3 is refused already; one inside
+// 2000::/3 or in IPv4 unicast space must be added here.
 // Registry entries marked globally reachable are refused too, as parts of
 // blocks that are not (inside 192.0.0.0/24 and 2001::/23) or on their own:
 // they are anycast protocol services (PCP, TURN, DNS-SD SRP, AMT, AS112,
