@@ -247,7 +247,7 @@ func (r *runner) launchPushGateway(ctx context.Context, agentURL, jwksURL, alg, 
 				"push": map[string]any{
 					"enabled":   true,
 					"signing":   map[string]any{"key_files": []string{key}},
-					"allowlist": []string{"127.0.0.1"},
+					"allowlist": []string{"127.0.0.1:*"},
 				},
 			},
 		},

@@ -25,7 +25,9 @@ type PushOptions struct {
 	Signing PushSigning `yaml:"signing"`
 	// Allowlist lifts the webhook URL policy for every tenant: host names
 	// ("*.example.com" for every name under example.com), IP addresses or
-	// CIDRs that may be called over plain http and may be private.
+	// CIDRs that may be called over plain http and may be private, each
+	// with ":port" or ":*" for every port ("[fd00::/8]:8443" for IPv6);
+	// without a port, 80 and 443 only (see push.Allowlist).
 	Allowlist []string `yaml:"allowlist"`
 	// WebhookSecretEnv names an environment variable holding a Standard
 	// Webhooks secret (base64, optionally "whsec_"-prefixed): every
@@ -79,6 +81,10 @@ type PushDelivery struct {
 	// Schedule is the delay before each retry; after the last the
 	// notification is dead-lettered. Default: 5s, 5m, 30m, 2h, 5h, 10h, 10h.
 	Schedule []duration.Duration `yaml:"schedule"`
+	// Jitter moves each retry by up to this fraction of its delay, either
+	// way, so that queues that failed together do not retry together.
+	// 0 turns it off; at most 0.5. Default 0.2.
+	Jitter *float64 `yaml:"jitter"`
 	// Timeout bounds one attempt. Default 10s.
 	Timeout duration.Duration `yaml:"timeout"`
 	// MaxRetryAfter caps a receiver's Retry-After. Default 1h.
@@ -202,8 +208,12 @@ func (o *PushOptions) DeliveryOptions() push.DeliveryOptions {
 			schedule[i] = s.D()
 		}
 	}
+	var jitter float64
+	if d.Jitter != nil {
+		jitter = *d.Jitter
+	}
 	return push.DeliveryOptions{
-		Schedule: schedule, Timeout: d.Timeout.D(), MaxRetryAfter: d.MaxRetryAfter.D(),
+		Schedule: schedule, Jitter: jitter, NoJitter: d.Jitter != nil && *d.Jitter == 0, Timeout: d.Timeout.D(), MaxRetryAfter: d.MaxRetryAfter.D(),
 		PerReceiverConcurrency: d.PerReceiverConcurrency, PerReceiverRate: d.PerReceiverRate, PerReceiverBurst: d.PerReceiverBurst,
 		BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown.D(), Workers: d.Workers, PollInterval: d.PollInterval.D(),
 		LeaseTTL: d.LeaseTTL.D(),

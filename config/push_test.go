@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ func TestPushOptionsValidate(t *testing.T) {
 		{"bad allowlist", func(o *PushOptions) { o.Allowlist = []string{"not a host/99"} }, "push.allowlist"},
 		{"bad tenant name", func(o *PushOptions) { o.Tenants = map[string]PushTenant{"a/b": {}} }, "push.tenants.a/b"},
 		{"bad tenant allowlist", func(o *PushOptions) { o.Tenants = map[string]PushTenant{"acme": {Allowlist: []string{"10.0.0.0/33"}}} }, "push.tenants.acme.allowlist"},
+		{"allowlist port out of range", func(o *PushOptions) { o.Allowlist = []string{"10.0.0.0/8:65536"} }, "push.allowlist[0]"},
+		{"jitter too large", func(o *PushOptions) { o.Delivery.Jitter = ptr(0.6) }, "push.delivery.jitter"},
+		{"negative jitter", func(o *PushOptions) { o.Delivery.Jitter = ptr(-0.1) }, "push.delivery.jitter"},
+		{"jitter not a number", func(o *PushOptions) { o.Delivery.Jitter = ptr(math.NaN()) }, "push.delivery.jitter"},
 		{"missing secret", func(o *PushOptions) { o.WebhookSecretEnv = "A2AGW_TEST_NO_SUCH_VARIABLE" }, "push.webhook_secret_env"},
 		{"schedule too long", func(o *PushOptions) { o.Delivery.Schedule = make([]duration.Duration, 40) }, "push.delivery.schedule"},
 		{"negative timeout", func(o *PushOptions) { o.Delivery.Timeout = -1 }, "push.delivery.timeout"},
@@ -92,5 +97,31 @@ func TestPushDeliveryLeaseFromYAML(t *testing.T) {
 	_, err = Parse([]byte(minimal + "push: {delivery: {timeout: 1s, lease_ttl: 1500ms}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "push.delivery.lease_ttl: must be at least twice the timeout") {
 		t.Fatalf("a lease shorter than two attempts: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// push.delivery.jitter: unset takes the default, 0 turns jitter off, any
+// other value is the fraction.
+func TestPushDeliveryJitter(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		jitter   *float64
+		want     float64
+		noJitter bool
+	}{
+		{"unset", nil, 0, false},
+		{"off", ptr(0.0), 0, true},
+		{"set", ptr(0.35), 0.35, false},
+		{"largest", ptr(0.5), 0.5, false},
+	} {
+		o := PushOptions{Delivery: PushDelivery{Jitter: tc.jitter}}
+		if err := o.Validate(); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if do := o.DeliveryOptions(); do.Jitter != tc.want || do.NoJitter != tc.noJitter {
+			t.Errorf("%s: Jitter %g, NoJitter %v; want %g, %v", tc.name, do.Jitter, do.NoJitter, tc.want, tc.noJitter)
+		}
 	}
 }

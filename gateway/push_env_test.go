@@ -78,7 +78,7 @@ func startPushWith(t *testing.T, log *slog.Logger, opts ...gwtest.Option) *pushE
 			Enabled:          true,
 			Signing:          config.PushSigning{KeyFiles: []string{keyPath}, KeyIDs: []string{pushKeyID}},
 			WebhookSecretEnv: pushSecretEnv,
-			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32"}}},
+			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32:*"}}},
 			Delivery: config.PushDelivery{
 				Schedule: schedule, PollInterval: duration.Duration(20 * time.Millisecond), BreakerFailures: -1,
 			},

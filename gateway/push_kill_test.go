@@ -128,7 +128,7 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 			Enabled:          true,
 			Signing:          config.PushSigning{KeyFiles: []string{signPath}, KeyIDs: []string{"kill-push"}},
 			WebhookSecretEnv: pushSecretEnv,
-			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32"}}},
+			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32:*"}}},
 			Delivery: config.PushDelivery{
 				Schedule:     []duration.Duration{duration.Duration(50 * time.Millisecond), duration.Duration(100 * time.Millisecond)},
 				PollInterval: duration.Duration(20 * time.Millisecond),

@@ -47,7 +47,20 @@ func TestPushSSRFRefusedAtRegistration(t *testing.T) {
 		{"metadata name", "https://metadata.google.internal/computeMetadata/v1", "metadata"},
 		{"unique-local IPv6", "https://[fd12::1]/h", "unique-local"},
 		{"IPv4-mapped loopback", "https://[::ffff:127.0.0.1]/h", "IPv4-mapped"},
-		{"NAT64 of a private address", "https://[64:ff9b::a00:1]/h", "private"},
+		{"NAT64 of a private address", "https://[64:ff9b::a00:1]/h", "NAT64"},
+		{"IPv4-translated loopback", "https://[::ffff:0:7f00:1]/h", "IPv4-translated"},
+		{"6to4", "https://[2002:5db8:d822::1]/h", "6to4"},
+		{"IPv6 documentation 3fff::/20", "https://[3fff::1]/h", "documentation"},
+		{"SRv6 SID", "https://[5f00::1]/h", "SRv6"},
+		{"IPv6 benchmarking", "https://[2001:2::1]/h", "benchmarking"},
+		{"ORCHID", "https://[2001:10::1]/h", "ORCHID"},
+		{"IETF protocol assignment", "https://[2001:20::1]/h", "2001::/23"},
+		{"outside global unicast", "https://[4000::1]/h", "2000::/3"},
+		{"6to4 relay anycast", "https://192.88.99.1/h", "6to4 relay"},
+		{"AS112", "https://192.175.48.1/h", "AS112"},
+		{"ECS credentials", "https://169.254.170.2/v2/credentials/x", "credentials endpoint"},
+		{"EKS Pod Identity", "https://169.254.170.23/v1/credentials", "credentials endpoint"},
+		{"Azure WireServer", "https://168.63.129.16/h", "metadata"},
 		{"decimal IPv4", "https://2130706433/h", "IPv4"},
 		{"hex IPv4", "https://0x7f.1/h", "IPv4"},
 		{"localhost", "https://localhost/h", "localhost"},
@@ -97,6 +110,52 @@ func TestPushSSRFRefusedAtRegistration(t *testing.T) {
 	})
 }
 
+// A tenant's allowlist opens its destinations on the ports its entries
+// name, and never a metadata or credentials endpoint, at registration and
+// at dial time: acme may call its receiver's port on loopback and anything
+// in link-local space, but not Redis on loopback, and not the credentials
+// endpoints inside link-local space, not even through an allowlisted name
+// that resolves to one only when the notification is sent.
+func TestPushSSRFAllowlistPortsAndMetadata(t *testing.T) {
+	dns := startDNS(t, map[string]string{"creds.test.example": "93.184.216.34"})
+	rcv := newWebhook(t)
+	_, port, _ := net.SplitHostPort(rcv.srv.Listener.Addr().String())
+	env := startPush(t, func(c *config.Config) {
+		c.Push.Resolver = dns.resolver()
+		c.Push.Tenants["acme"] = config.PushTenant{Allowlist: []string{"127.0.0.1:" + port, "169.254.0.0/16:*", "creds.test.example:*"}}
+	})
+	task := env.acme.waitingTask(t)
+	d := pushDialects()[0]
+	set := func(id, url string) (string, int) {
+		params := `{"taskId":"` + task + `","id":"` + id + `","url":"` + url + `"}`
+		_, b, code := env.acme.call(t, d, pushCall{method: a2a.MethodPushConfigSet, params: params}, "rq")
+		return string(b), code
+	}
+	if b, code := set("receiver", rcv.url()); code != 0 {
+		t.Fatalf("the allowlisted port: %s", b)
+	}
+	for _, tc := range []struct{ url, reason string }{
+		{"http://127.0.0.1:16379/", "but not port 16379"},
+		{"http://127.0.0.1/h", "but not port 80"},
+		{"http://169.254.170.23/v1/credentials", "credentials endpoint"},
+		{"http://169.254.170.2:80/v2/credentials", "credentials endpoint"},
+		{"http://169.254.169.254/latest/meta-data", "metadata"},
+		{"http://169.254.169.253/", "metadata"},
+	} {
+		if b, code := set("refused", tc.url); code != a2a.ErrInvalidParams.Code || !strings.Contains(b, tc.reason) {
+			t.Errorf("%s: code %d: %s; want InvalidParams saying %q", tc.url, code, b, tc.reason)
+		}
+	}
+	if b, code := set("creds", "http://creds.test.example:"+port+"/h"); code != 0 {
+		t.Fatalf("an allowlisted name resolving to a public address: %s", b)
+	}
+	dns.set("creds.test.example", "169.254.170.23")
+	if dl := firstDeadLetter(t, env, env.acme, task); dl.TaskID != task || !strings.Contains(dl.Reason, "undeliverable") || !strings.Contains(dl.Reason, "credentials endpoint") {
+		t.Fatalf("dead letter %+v", dl)
+	}
+	eventually(t, "the allowlisted receiver gets the notification", func() bool { return len(rcv.all()) > 0 })
+}
+
 // A name that resolved to a public address at registration and resolves to
 // loopback when the notification is sent (DNS rebinding) is refused at
 // dial time: nothing reaches the address, the notification is
@@ -117,24 +176,33 @@ func TestPushSSRFRebindingRefusedAtDial(t *testing.T) {
 		t.Fatalf("registration of a public name: %s", b)
 	}
 	dns.set("rebind.test.example", "127.0.0.1")
-	sub := globex.open(t, context.Background(), request{method: http.MethodPost, path: "/", header: v10(), rpc: true,
-		body: rpcBody(a2a.MethodSubscribe, a2a.V10, "sub", `{"id":"`+task+`"}`)})
-	if _, err := sub.rd.Next(); err != nil {
-		t.Fatal(err)
-	}
-	var dead struct {
-		DeadLetters []struct{ TaskID, Reason string } `json:"deadLetters"`
-	}
-	eventually(t, "the notification is dead-lettered", func() bool {
-		return env.opsGet(t, "/admin/push/dead-letters", &dead) == http.StatusOK && len(dead.DeadLetters) > 0
-	})
-	dl := dead.DeadLetters[0]
+	dl := firstDeadLetter(t, env, globex, task)
 	if dl.TaskID != task || !strings.Contains(dl.Reason, "undeliverable") || !strings.Contains(dl.Reason, "loopback") {
 		t.Fatalf("dead letter %+v", dl)
 	}
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("the rebound address was reached %d times", n)
 	}
+}
+
+type deadLetter struct{ TaskID, Reason string }
+
+// firstDeadLetter subscribes c to task, which gives the task's push
+// configs an event to deliver, and waits for the first dead letter.
+func firstDeadLetter(t *testing.T, env *pushEnv, c *caller, task string) deadLetter {
+	t.Helper()
+	sub := c.open(t, context.Background(), request{method: http.MethodPost, path: "/", header: v10(), rpc: true,
+		body: rpcBody(a2a.MethodSubscribe, a2a.V10, "sub", `{"id":"`+task+`"}`)})
+	if _, err := sub.rd.Next(); err != nil {
+		t.Fatal(err)
+	}
+	var dead struct {
+		DeadLetters []deadLetter `json:"deadLetters"`
+	}
+	eventually(t, "a notification is dead-lettered", func() bool {
+		return env.opsGet(t, "/admin/push/dead-letters", &dead) == http.StatusOK && len(dead.DeadLetters) > 0
+	})
+	return dead.DeadLetters[0]
 }
 
 // syncBuffer is a log sink safe for the gateway's goroutines.

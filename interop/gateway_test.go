@@ -70,7 +70,7 @@ push:
     key_ids: ["{{.PushKeyID}}"]
   tenants:
     {{.PushTenant}}:
-      allowlist: ["127.0.0.1"]
+      allowlist: ["127.0.0.1:*"]
   delivery:
     schedule: [200ms, 500ms, 1s, 2s, 5s]
 agents:

@@ -10,7 +10,8 @@ import (
 
 // DefaultSchedule is the delay before each retry of a notification, close
 // to Standard Webhooks' schedule: a notification is attempted up to eight
-// times over about 27.5 hours, then dead-lettered.
+// times over about 27.5 hours (27h35m5s before jitter), then
+// dead-lettered.
 var DefaultSchedule = []time.Duration{
 	5 * time.Second, 5 * time.Minute, 30 * time.Minute,
 	2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
@@ -22,12 +23,23 @@ const (
 	// enough of each attempt log to count that many.
 	MaxRetries  = 32
 	maxRetryGap = 48 * time.Hour
+	// DefaultJitter spreads each retry over ±20% of its delay; with the
+	// default schedule the last attempt starts 27.6 hours after the first
+	// on average, 90% of the time between 24.5 and 30.7 hours, never
+	// before 22 or after 33.2 (TestDefaultScheduleWindow).
+	DefaultJitter = 0.2
+	// MaxJitter keeps every retry at least half its scheduled delay
+	// after the failure, so jitter cannot undo the schedule.
+	MaxJitter = 0.5
 )
 
 // backoff decides when a failed notification is tried again.
 type backoff struct {
 	schedule []time.Duration
-	jitter   bool
+	// jitter is the fraction J of each delay d the retry may move by: it
+	// is drawn uniformly from [(1-J)d, (1+J)d], so the schedule's total is
+	// kept on average.
+	jitter float64
 	// maxRetryAfter caps a receiver's Retry-After, so a receiver cannot
 	// park a queue for longer than the operator allows.
 	maxRetryAfter time.Duration
@@ -35,23 +47,23 @@ type backoff struct {
 	rand func(n int64) int64
 }
 
-func newBackoff(schedule []time.Duration, jitter bool, maxRetryAfter time.Duration) backoff {
+func newBackoff(schedule []time.Duration, jitter float64, maxRetryAfter time.Duration) backoff {
 	return backoff{schedule: schedule, jitter: jitter, maxRetryAfter: maxRetryAfter, rand: func(n int64) int64 { return rand.Int64N(n + 1) }}
 }
 
 // next returns when the attempt after failed attempts (counting the one
 // that began at at and just failed) is due, or false when the schedule is
-// exhausted. The delay is the schedule's, with full jitter (uniform between
-// zero and the delay) unless jitter is off, so that queues that failed
-// together do not all retry together; and never before notBefore (a
-// receiver's Retry-After, an open circuit breaker).
+// exhausted. The delay is the schedule's, moved by up to ±jitter of it so
+// that queues that failed together do not all retry together; and never
+// before notBefore (a receiver's Retry-After, an open circuit breaker).
 func (b backoff) next(failed int, at, notBefore time.Time) (time.Time, bool) {
 	if failed < 1 || failed > len(b.schedule) {
 		return time.Time{}, false
 	}
 	d := b.schedule[failed-1]
-	if b.jitter && d > 0 {
-		d = time.Duration(b.rand(int64(d)))
+	// spread <= jitter*d, so the delay stays inside [(1-J)d, (1+J)d].
+	if spread := int64(float64(d) * b.jitter); spread > 0 {
+		d += time.Duration(b.rand(2*spread) - spread)
 	}
 	return maxTime(at.Add(d), notBefore), true
 }

@@ -40,7 +40,7 @@ func TestChallengeEndpoint(t *testing.T) {
 			mux.HandleFunc("/echo", echo)
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
-			pol, err := NewURLPolicy(Allowlist{"127.0.0.1/32"}, nil)
+			pol, err := NewURLPolicy(Allowlist{"127.0.0.1/32:*"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

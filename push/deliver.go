@@ -141,9 +141,11 @@ type DeliveryOptions struct {
 	// the notification is dead-lettered. nil means DefaultSchedule; an
 	// empty non-nil slice means no retries. At most MaxRetries entries.
 	Schedule []time.Duration
-	// NoJitter turns off full jitter (a uniform delay between zero and the
-	// scheduled one), which spreads the retries of queues that failed
-	// together.
+	// Jitter spreads the retries of queues that failed together: each
+	// retry delay d is drawn uniformly from [(1-Jitter)d, (1+Jitter)d].
+	// Default DefaultJitter (0.2), at most MaxJitter (0.5).
+	Jitter float64
+	// NoJitter turns jitter off: every retry waits its scheduled delay.
 	NoJitter bool
 	// Timeout bounds one attempt, request and response. Default 10s.
 	Timeout time.Duration
@@ -219,6 +221,9 @@ func (o *DeliveryOptions) Validate(field string) error {
 			add(f.name, "must be between 0 and %s", f.max)
 		}
 	}
+	if !(o.Jitter >= 0 && o.Jitter <= MaxJitter) {
+		add("jitter", "must be between 0 and %g", MaxJitter)
+	}
 	if o.PerReceiverConcurrency < 0 || o.PerReceiverConcurrency > maxWorkers {
 		add("per_receiver_concurrency", "must be between 0 and %d", maxWorkers)
 	}
@@ -256,6 +261,12 @@ func (o DeliveryOptions) withDefaults() DeliveryOptions {
 		o.Schedule = DefaultSchedule
 	}
 	o.Schedule = slices.Clone(o.Schedule)
+	switch {
+	case o.NoJitter:
+		o.Jitter = 0
+	case !(o.Jitter > 0 && o.Jitter <= MaxJitter):
+		o.Jitter = DefaultJitter
+	}
 	orDefault(&o.Timeout, DefaultNotificationTimeout, maxTimeout)
 	orDefault(&o.MaxRetryAfter, DefaultMaxRetryAfter, maxRetryGap)
 	orDefault(&o.BreakerCooldown, DefaultBreakerCooldown, maxRetryGap)
@@ -376,7 +387,7 @@ func NewDeliverer(st store.DeliveryStore, s Sender, o DeliveryOptions, m Deliver
 	}
 	d := &Deliverer{
 		st: st, send: s, o: o, m: m, log: log,
-		backoff: newBackoff(o.Schedule, !o.NoJitter, o.MaxRetryAfter),
+		backoff: newBackoff(o.Schedule, o.Jitter, o.MaxRetryAfter),
 		rcv:     newReceivers(o.PerReceiverConcurrency, o.PerReceiverRate, o.PerReceiverBurst, max(o.BreakerFailures, 0), o.BreakerCooldown),
 		hints:   make(chan string, 4*o.Workers),
 		freed:   make(chan struct{}, 1),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -161,7 +162,7 @@ func (r *testReceiver) notification(t *testing.T, endpoint, id string) store.Del
 
 func testSender(t *testing.T) *HTTPSender {
 	t.Helper()
-	s, _ := testSenderWith(t, Allowlist{"127.0.0.1"})
+	s, _ := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	return s
 }
 
@@ -861,6 +862,9 @@ func TestDeliveryOptions(t *testing.T) {
 		{DeliveryOptions{LeaseTTL: time.Second}, "push.delivery.lease_ttl"},
 		{DeliveryOptions{PerReceiverRate: -1}, "push.delivery.per_receiver_rate"},
 		{DeliveryOptions{Workers: -1}, "push.delivery.workers"},
+		{DeliveryOptions{Jitter: MaxJitter + 0.01}, "push.delivery.jitter"},
+		{DeliveryOptions{Jitter: -0.1}, "push.delivery.jitter"},
+		{DeliveryOptions{Jitter: math.NaN()}, "push.delivery.jitter"},
 		{DeliveryOptions{Holder: strings.Repeat("h", store.MaxNameBytes+1)}, "push.delivery.holder"},
 	}
 	for _, tt := range invalid {
@@ -880,6 +884,19 @@ func TestDeliveryOptions(t *testing.T) {
 	if got := (DeliveryOptions{Schedule: []time.Duration{-1}, Workers: -5, LeaseTTL: time.Nanosecond}).withDefaults(); !slices.Equal(got.Schedule, DefaultSchedule) ||
 		got.Workers != DefaultDeliveryWorkers || got.LeaseTTL != DefaultMinLeaseTTL {
 		t.Errorf("invalid options were not replaced: %+v", got)
+	}
+	for _, tt := range []struct {
+		o    DeliveryOptions
+		want float64
+	}{
+		{DeliveryOptions{}, DefaultJitter},
+		{DeliveryOptions{Jitter: 0.3}, 0.3},
+		{DeliveryOptions{Jitter: 0.9}, DefaultJitter},
+		{DeliveryOptions{Jitter: 0.3, NoJitter: true}, 0},
+	} {
+		if got := tt.o.withDefaults().Jitter; got != tt.want {
+			t.Errorf("jitter of %+v = %g, want %g", tt.o, got, tt.want)
+		}
 	}
 	if got := (DeliveryOptions{PerReceiverRate: 2.5}).withDefaults(); got.PerReceiverBurst != 3 {
 		t.Errorf("burst for 2.5/s = %d, want 3", got.PerReceiverBurst)
@@ -949,7 +966,7 @@ func TestHTTPSenderSignsAndMapsAnswers(t *testing.T) {
 		(<-answer)(w)
 	}))
 	t.Cleanup(srv.Close)
-	sender, signer := testSenderWith(t, Allowlist{"127.0.0.1"})
+	sender, signer := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	rcv := &testReceiver{srv: srv}
 	n := rcv.notification(t, "hook", "task-1:7")
 	req, _ := DecodePayload(n.Payload)
@@ -1015,7 +1032,7 @@ func TestHTTPSenderErrorsHideTheURL(t *testing.T) {
 	srv.Close() // nothing listens any more
 	ctx := context.Background()
 
-	allowed, _ := testSenderWith(t, Allowlist{"127.0.0.1"})
+	allowed, _ := testSenderWith(t, Allowlist{"127.0.0.1:*"})
 	_, _, err := allowed.Send(ctx, n)
 	if err == nil || errors.Is(err, ErrUndeliverable) {
 		t.Fatalf("Send to a closed port: %v, want a retryable error", err)
@@ -1094,7 +1111,7 @@ func BenchmarkDeliverRedis(b *testing.B) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	b.Cleanup(srv.Close)
-	policy, err := NewURLPolicy(Allowlist{"127.0.0.1"}, nil)
+	policy, err := NewURLPolicy(Allowlist{"127.0.0.1:*"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,13 +18,17 @@
 //     rebinding) is refused at connect time. It follows no redirects and
 //     uses no proxy from the environment.
 //
-// Refused: loopback, RFC 1918, shared (100.64.0.0/10), link-local,
-// documentation, benchmarking and IETF-assignment blocks, unique-local and
-// site-local IPv6, Teredo, and the IPv4 address inside IPv4-mapped, NAT64
-// and 6to4 forms. Cloud metadata endpoints (by address and by name),
-// multicast, broadcast, unspecified and reserved addresses are refused even
-// for allowlisted hosts. Numeric host names that some resolvers read as IPv4
-// ("2130706433", "0177.0.0.1", "0x7f.1", "127.1") are refused as names.
+// Public is an allowlist: IPv4 unicast or IPv6 global unicast (2000::/3)
+// outside every block of the IANA Special-Purpose Address Registries
+// (loopback, RFC 1918, shared, link-local, documentation, benchmarking,
+// protocol assignments, unique-local, ...). IPv6 forms embedding an IPv4
+// address (IPv4-mapped, NAT64, 6to4, Teredo, ...), cloud metadata and
+// credentials endpoints (by address and by name), multicast, broadcast,
+// unspecified and reserved addresses are refused even for allowlisted
+// hosts and inside allowlisted ranges. An Allowlist entry opens its
+// destinations on the port it names, or on 80 and 443 without one. Numeric
+// host names that some resolvers read as IPv4 ("2130706433", "0177.0.0.1",
+// "0x7f.1", "127.1") are refused as names.
 //
 // # Authenticating notifications
 //

@@ -66,7 +66,7 @@ type URLPolicy struct {
 // NewURLPolicy compiles allow; a nil resolver means net.DefaultResolver. The
 // same resolver serves registration checks and delivery dials.
 func NewURLPolicy(allow Allowlist, resolver *net.Resolver) (*URLPolicy, error) {
-	ranges := forbiddenRanges()
+	ranges := addressTable()
 	rules, errs := compileAllowlist("allowlist", allow, ranges)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("webhook URL policy: %w", errors.Join(errs...))
@@ -79,9 +79,10 @@ func NewURLPolicy(allow Allowlist, resolver *net.Resolver) (*URLPolicy, error) {
 
 // target is what the static checks learn about a URL's host.
 type target struct {
-	host        string     // canonical: lower case, no trailing dot, no brackets
-	addr        netip.Addr // valid when the host is an IP literal
-	nameAllowed bool       // the host name itself is on the allowlist
+	host string     // canonical: lower case, no trailing dot, no brackets
+	addr netip.Addr // valid when the host is an IP literal
+	port uint16     // the URL's port, or its scheme's default
+	name match      // the host name itself on the allowlist
 }
 
 // CheckURL is the registration-time check: an absolute http(s) URL without
@@ -112,7 +113,10 @@ func (p *URLPolicy) CheckURL(ctx context.Context, raw string) error {
 		return &URLError{Host: t.host, Reason: "the host name has no addresses", Err: ErrForbidden}
 	}
 	for _, a := range addrs {
-		if err := p.checkAddr(t.host, a, t.nameAllowed, true); err != nil {
+		// The resolver returns some IPv4 answers (from /etc/hosts, say) in
+		// IPv4-mapped form; either way the connection is IPv4, and the
+		// dialer sees the IPv4 address.
+		if err := p.checkAddr(t.host, a.Unmap(), t.port, t.name, true); err != nil {
 			return err
 		}
 	}
@@ -125,28 +129,41 @@ func (p *URLPolicy) checkStatic(u *url.URL) (target, error) {
 	if u.Opaque != "" || u.Scheme == "" || u.Host == "" {
 		return target{}, refuse("", "the URL must be absolute, like https://host/path")
 	}
-	if u.Scheme != "https" && u.Scheme != "http" {
+	port := uint16(443)
+	switch u.Scheme {
+	case "https":
+	case "http":
+		port = 80
+	default:
 		return target{}, refuse("", "scheme %q is not allowed; use https", u.Scheme)
 	}
 	if u.User != nil {
 		return target{}, refuse("", "the URL must not carry a user name or password; use the push config's authentication")
 	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return target{}, refuse("", "port %q is out of range", port)
+	if s := u.Port(); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 65535 {
+			return target{}, refuse("", "port %q is out of range", s)
 		}
+		port = uint16(n)
 	}
-	t, err := p.checkHost(u.Hostname())
+	t, err := p.checkHost(u.Hostname(), port)
 	if err != nil {
 		return target{}, err
 	}
-	if u.Scheme == "http" && !t.nameAllowed && !(t.addr.IsValid() && p.allow.containsAddr(t.addr)) {
-		return target{}, refuse(t.host, "plain http is allowed only for hosts on the tenant's allowlist; use https")
+	if u.Scheme == "http" && !t.name.open {
+		m := match{}
+		if t.addr.IsValid() {
+			m = p.allow.matchAddr(t.addr, port)
+		}
+		if !m.open {
+			return target{}, refuse(t.host, "plain http is allowed only for hosts on the tenant's allowlist; use https%s", portHint(port, t.name, m))
+		}
 	}
 	return t, nil
 }
 
-func (p *URLPolicy) checkHost(h string) (target, error) {
+func (p *URLPolicy) checkHost(h string, port uint16) (target, error) {
 	if h == "" {
 		return target{}, refuse("", "the URL has no host")
 	}
@@ -155,8 +172,8 @@ func (p *URLPolicy) checkHost(h string) (target, error) {
 		if a.Zone() != "" {
 			return target{}, refuse(h, "IPv6 zone identifiers are not allowed")
 		}
-		t := target{host: a.String(), addr: a}
-		return t, p.checkAddr(t.host, a, false, false)
+		t := target{host: a.String(), addr: a, port: port}
+		return t, p.checkAddr(t.host, a, port, match{}, false)
 	}
 	if reason := hostSyntax(host); reason != "" {
 		return target{}, refuse(host, "%s", reason)
@@ -164,29 +181,34 @@ func (p *URLPolicy) checkHost(h string) (target, error) {
 	if isMetadataHost(host) {
 		return target{}, refuse(host, "cloud metadata services are never a webhook destination")
 	}
-	t := target{host: host, nameAllowed: p.allow.matchesName(host)}
-	if t.nameAllowed {
+	t := target{host: host, port: port, name: p.allow.matchName(host, port)}
+	if t.name.open {
 		return t, nil
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return target{}, refuse(host, "localhost names always mean this machine (RFC 6761)")
+		return target{}, refuse(host, "localhost names always mean this machine (RFC 6761)%s", portHint(port, t.name, match{}))
 	}
 	if !strings.Contains(host, ".") {
-		return target{}, refuse(host, "single-label host names resolve through local search domains; use a fully qualified name")
+		return target{}, refuse(host, "single-label host names resolve through local search domains; use a fully qualified name%s", portHint(port, t.name, match{}))
 	}
 	return t, nil
 }
 
-// checkAddr decides one address: public passes; cloud metadata, multicast,
-// unspecified and reserved never pass; the rest pass only for an
-// allowlisted host name or an address inside an allowlisted IP or CIDR.
-func (p *URLPolicy) checkAddr(host string, a netip.Addr, nameAllowed, resolved bool) error {
+// checkAddr decides one address reached on port: public passes; never
+// blocks (cloud metadata, multicast, IPv4 embedded in IPv6, ...) never
+// pass; the rest pass only for a host name allowlisted on port or an
+// address inside an allowlist entry open on port.
+func (p *URLPolicy) checkAddr(host string, a netip.Addr, port uint16, name match, resolved bool) error {
 	reason, never := classify(p.ranges, a)
 	if reason == "" {
 		return nil
 	}
-	if !never && (nameAllowed || p.allow.containsAddr(a)) {
-		return nil
+	m := p.allow.matchAddr(a, port)
+	if !never {
+		if name.open || m.open {
+			return nil
+		}
+		reason += portHint(port, name, m)
 	}
 	shown := a.WithZone("")
 	if resolved {
@@ -196,6 +218,17 @@ func (p *URLPolicy) checkAddr(host string, a netip.Addr, nameAllowed, resolved b
 		return refuse(host, "%s", reason)
 	}
 	return refuse(host, "%s is %s", shown, reason)
+}
+
+// portHint explains a refusal of a destination the allowlist names, but
+// for other ports only.
+func portHint(port uint16, matches ...match) string {
+	for _, m := range matches {
+		if m.listed && !m.open {
+			return fmt.Sprintf("; the allowlist names this host, but not port %d (an entry without a port opens 80 and 443 only)", port)
+		}
+	}
+	return ""
 }
 
 // Client returns the client deliveries must use. Its dialer checks the
@@ -235,12 +268,16 @@ func (p *URLPolicy) Client(timeout time.Duration) *http.Client {
 
 func (p *URLPolicy) dialContext(timeout time.Duration) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
+		host, portStr, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("dial %s: %w", addr, err)
 		}
 		host = canonicalHost(host)
-		nameAllowed := p.allow.matchesName(host)
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil {
+			return nil, refuse(host, "dialed port %q is not a port number", portStr)
+		}
+		name := p.allow.matchName(host, uint16(port))
 		d := net.Dialer{
 			Timeout:   timeout,
 			KeepAlive: 30 * time.Second,
@@ -250,7 +287,7 @@ func (p *URLPolicy) dialContext(timeout time.Duration) func(context.Context, str
 				if err != nil {
 					return refuse(host, "dialed address %q is not an IP address", address)
 				}
-				return p.checkAddr(host, ap.Addr(), nameAllowed, true)
+				return p.checkAddr(host, ap.Addr(), ap.Port(), name, true)
 			},
 		}
 		return d.DialContext(ctx, network, addr)
@@ -359,20 +396,27 @@ func legacyIPv4(h string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
 }
 
-// isMetadataHost names cloud instance-metadata services, refused by name so
-// the refusal is clear even where DNS would give a link-local answer.
+// isMetadataHost names cloud instance-metadata services, and every name
+// under them, refused by name so the refusal is clear even where DNS would
+// give a link-local answer.
 func isMetadataHost(h string) bool {
-	switch h {
-	case "metadata", "metadata.google.internal", "metadata.goog",
-		"instance-data", "instance-data.ec2.internal":
-		return true
+	for _, m := range [...]string{
+		"metadata", "metadata.google.internal", "metadata.goog", // GCP
+		"instance-data", "instance-data.ec2.internal", // AWS
+		"metadata.tencentyun.com",                             // Tencent Cloud
+		"api.metadata.cloud.ibm.com",                          // IBM Cloud
+		"metadata.platformequinix.com", "metadata.packet.net", // Equinix Metal: public addresses, answering per instance
+	} {
+		if h == m || strings.HasSuffix(h, "."+m) {
+			return true
+		}
 	}
 	return false
 }
 
-// addrRange is one forbidden block. never blocks stay refused whatever the
-// allowlist says; embedV4 > 0 marks an IPv6 block that carries an IPv4
-// address at that byte offset, which is judged instead.
+// addrRange is one block of the address table. never blocks stay refused
+// whatever the allowlist says; embedV4 > 0 marks an IPv6 block that
+// carries an IPv4 address at that byte offset, named in the refusal.
 type addrRange struct {
 	prefix  netip.Prefix
 	reason  string
@@ -380,10 +424,29 @@ type addrRange struct {
 	embedV4 int
 }
 
-// forbiddenRanges lists, in the order they are tried, every block that is
-// not a public unicast destination. The never blocks come first so that,
-// say, the metadata address inside link-local space keeps its stronger rule.
-func forbiddenRanges() []addrRange {
+// addressTable lists, in the order they are tried, every block that is not
+// a public unicast destination: what no entry matches is public. It is an
+// allowlist in the shape of a table: every IPv6 address outside global
+// unicast (2000::/3, RFC 4291) is refused by ::/3, 4000::/2 and 8000::/1,
+// and every IPv4 address outside unicast by 224.0.0.0/4 and 240.0.0.0/4.
+//
+// The blocks are every entry of the IANA IPv4 and IPv6 Special-Purpose
+// Address Registries (iana.org/assignments/iana-ipv4-special-registry and
+// iana-ipv6-special-registry, RFC 6890 and RFC 8190; the IPv6 registry as
+// updated 2025-10-09), plus the cloud metadata and credentials endpoints.
+// A block IANA adds later outside 2000::/3 is refused already; one inside
+// 2000::/3 or in IPv4 unicast space must be added here.
+// Registry entries marked globally reachable are refused too, as parts of
+// blocks that are not (inside 192.0.0.0/24 and 2001::/23) or on their own:
+// they are anycast protocol services (PCP, TURN, DNS-SD SRP, AMT, AS112,
+// RFC 7723, 8155, 9665, 7450, 7534, 7535) or identifiers that are not
+// locators (ORCHIDv2, RFC 7343; drone DETs, RFC 9374), never a webhook
+// receiver.
+//
+// The first block holding an address decides it, so blocks inside others
+// come first: the metadata endpoints inside link-local space keep their
+// stronger rule, loopback ::1 its weaker one inside ::/96.
+func addressTable() []addrRange {
 	block := func(cidr, reason string) addrRange {
 		return addrRange{prefix: netip.MustParsePrefix(cidr), reason: reason}
 	}
@@ -392,63 +455,86 @@ func forbiddenRanges() []addrRange {
 		r.never = true
 		return r
 	}
+	// IPv6 forms embedding an IPv4 address are refused outright rather
+	// than judged by that address: none is needed to reach a receiver,
+	// and a translator's or tunnel's reach cannot be judged from here.
 	embeds := func(cidr, reason string, offset int) addrRange {
-		r := block(cidr, reason)
+		r := never(cidr, reason)
 		r.embedV4 = offset
 		return r
 	}
-	const metadata = "a cloud metadata endpoint"
+	const (
+		metadata  = "a cloud metadata or credentials endpoint"
+		private   = "a private address (RFC 1918)"
+		notGlobal = "not a global unicast address (outside 2000::/3)"
+	)
 	return []addrRange{
-		never("169.254.169.254/32", metadata), // AWS, GCP, Azure, OCI, OpenStack
-		never("169.254.170.2/32", metadata),   // AWS ECS task metadata
+		never("169.254.169.0/24", metadata),   // instance metadata of AWS, GCP, Azure, OCI, OpenStack and others at .254; AWS DNS .253, time .123
+		never("169.254.170.0/24", metadata),   // AWS ECS task credentials (.2), EKS Pod Identity (.23)
+		never("169.254.0.23/32", metadata),    // Tencent Cloud
+		never("169.254.42.42/32", metadata),   // Scaleway
 		never("100.100.100.200/32", metadata), // Alibaba Cloud
-		never("168.63.129.16/32", metadata),   // Azure WireServer, public space but host-local
-		never("fd00:ec2::254/128", metadata),  // AWS IMDS over IPv6
-		never("0.0.0.0/8", `in "this network" (0.0.0.0/8)`),
-		never("255.255.255.255/32", "the broadcast address"),
-		never("224.0.0.0/4", "a multicast address"),
-		never("240.0.0.0/4", "a reserved address (240.0.0.0/4)"),
-		never("::/128", "the unspecified address"),
-		never("ff00::/8", "a multicast address"),
+		never("168.63.129.16/32", metadata),   // Azure WireServer: public space, host-local
+		never("192.0.0.192/32", metadata),     // Oracle Cloud Classic
+		never("fd00:ec2::/32", metadata),      // AWS over IPv6: metadata ::254, DNS ::253, time ::123, EKS Pod Identity ::23
+		never("fd20:ce::254/128", metadata),   // GCP over IPv6
+		never("fd00:42::42/128", metadata),    // Scaleway over IPv6
 
-		block("127.0.0.0/8", "a loopback address"),
-		block("10.0.0.0/8", "a private address (RFC 1918)"),
-		block("172.16.0.0/12", "a private address (RFC 1918)"),
-		block("192.168.0.0/16", "a private address (RFC 1918)"),
+		// IPv4 Special-Purpose Address Registry.
+		never("0.0.0.0/8", `in "this network" (0.0.0.0/8)`),
+		block("10.0.0.0/8", private),
 		block("100.64.0.0/10", "a shared address (100.64.0.0/10, RFC 6598)"),
+		block("127.0.0.0/8", "a loopback address"),
 		block("169.254.0.0/16", "a link-local address"),
+		block("172.16.0.0/12", private),
 		block("192.0.0.0/24", "an IETF protocol assignment (192.0.0.0/24)"),
 		block("192.0.2.0/24", "a documentation address (192.0.2.0/24)"),
+		block("192.31.196.0/24", "an AS112 DNS service address (192.31.196.0/24)"),
+		block("192.52.193.0/24", "an AMT relay address (192.52.193.0/24)"),
+		block("192.88.99.0/24", "a 6to4 relay anycast address (192.88.99.0/24, deprecated)"),
+		block("192.168.0.0/16", private),
+		block("192.175.48.0/24", "an AS112 DNS service address (192.175.48.0/24)"),
+		block("198.18.0.0/15", "a benchmarking address (198.18.0.0/15)"),
 		block("198.51.100.0/24", "a documentation address (198.51.100.0/24)"),
 		block("203.0.113.0/24", "a documentation address (203.0.113.0/24)"),
-		block("198.18.0.0/15", "a benchmarking address (198.18.0.0/15)"),
+		never("224.0.0.0/4", "a multicast address"),
+		never("255.255.255.255/32", "the broadcast address"),
+		never("240.0.0.0/4", "a reserved address (240.0.0.0/4)"),
 
+		// IPv6 Special-Purpose Address Registry, outside 2000::/3.
 		block("::1/128", "a loopback address"),
-		block("::/96", "an IPv4-compatible IPv6 address (deprecated)"),
+		never("::/128", "the unspecified address"),
+		embeds("::ffff:0:0/96", "an IPv4-mapped address", 12),
+		embeds("::ffff:0:0:0/96", "an IPv4-translated address (RFC 2765)", 12),
+		embeds("::/96", "an IPv4-compatible address (deprecated)", 12),
+		embeds("64:ff9b::/96", "a NAT64 address (64:ff9b::/96)", 12),
+		never("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)"),
+		never("100::/64", "a discard-only address (100::/64)"),
+		block("fc00::/7", "a unique-local address (fc00::/7)"),
 		block("fe80::/10", "a link-local address"),
 		block("fec0::/10", "a site-local address (deprecated)"),
-		block("fc00::/7", "a unique-local address (fc00::/7)"),
-		block("100::/64", "a discard-only address (100::/64)"),
+		never("ff00::/8", "a multicast address"),
+		never("5f00::/16", "an SRv6 segment identifier (5f00::/16)"),
+		never("::/3", notGlobal),
+		never("4000::/2", notGlobal),
+		never("8000::/1", notGlobal),
+
+		// IPv6 Special-Purpose Address Registry, inside 2000::/3.
+		never("2001::/32", "a Teredo tunnel address (2001::/32)"),
+		block("2001:2::/48", "a benchmarking address (2001:2::/48)"),
+		block("2001:10::/28", "a deprecated ORCHID address (2001:10::/28)"),
+		block("2001::/23", "an IETF protocol assignment (2001::/23)"),
 		block("2001:db8::/32", "a documentation address (2001:db8::/32)"),
-		block("2001::/32", "a Teredo tunnel address"),
-		block("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)"),
-		embeds("64:ff9b::/96", "NAT64", 12),
-		embeds("2002::/16", "6to4", 2),
+		embeds("2002::/16", "a 6to4 address (2002::/16)", 2),
+		block("2620:4f:8000::/48", "an AS112 DNS service address (2620:4f:8000::/48)"),
+		block("3fff::/20", "a documentation address (3fff::/20)"),
 	}
 }
 
 // classify explains why a is not a public unicast address ("" if it is) and
-// whether the allowlist may lift that. IPv4-mapped addresses and IPv6 forms
-// that embed an IPv4 address are judged by the IPv4 address they reach.
+// whether the allowlist may lift that.
 func classify(ranges []addrRange, a netip.Addr) (reason string, never bool) {
 	a = a.WithZone("")
-	if a.Is4In6() {
-		reason, never = classify(ranges, a.Unmap())
-		if reason != "" {
-			reason += " (IPv4-mapped)"
-		}
-		return reason, never
-	}
 	for _, r := range ranges {
 		if !r.prefix.Contains(a) {
 			continue
@@ -458,94 +544,172 @@ func classify(ranges []addrRange, a netip.Addr) (reason string, never bool) {
 		}
 		b := a.As16()
 		inner := netip.AddrFrom4([4]byte(b[r.embedV4 : r.embedV4+4]))
-		reason, never = classify(ranges, inner)
-		if reason != "" {
-			reason = fmt.Sprintf("%s (%s embedded in a %s address)", reason, inner, r.reason)
-		}
-		return reason, never
+		return fmt.Sprintf("%s, embedding %s (write the IPv4 address)", r.reason, inner), true
 	}
 	return "", false
 }
 
-// Allowlist lifts the policy for destinations a tenant's operator trusts:
-// entries are host names (exact, or "*.example.com" for every name under
-// example.com but not example.com itself), IP addresses or CIDRs. A
-// destination on the list may use plain http and may be private (a listed
-// host name may resolve to anything); cloud metadata, multicast, unspecified
-// and reserved addresses stay refused.
+// Allowlist lifts the policy for destinations a tenant's operator trusts.
+// An entry is a host name (exact, or "*.example.com" for every name under
+// example.com but not example.com itself), an IP address or a CIDR, with
+// an optional port: "hooks.internal:8443", "10.0.0.0/8:8443",
+// "[fd00::/8]:8443", or ":*" for every port. An entry without a port opens
+// ports 80 and 443 only, so that listing a host does not open every
+// service on it. A destination on the list may use plain http and may be
+// private (a listed host name may resolve to anything); the never blocks of
+// the address table (cloud metadata and credentials endpoints, multicast,
+// unspecified, reserved, IPv4 embedded in IPv6) stay refused, even inside a
+// listed range.
 type Allowlist []string
 
 // Validate reports every malformed entry; field is the list's path in the
 // configuration (entries are reported as field[i]).
 func (a Allowlist) Validate(field string) error {
-	_, errs := compileAllowlist(field, a, forbiddenRanges())
+	_, errs := compileAllowlist(field, a, addressTable())
 	return errors.Join(errs...)
 }
 
-type allowRules struct {
-	names    map[string]struct{}
-	suffixes []string // ".example.com" for "*.example.com"
-	prefixes []netip.Prefix
+// Ports an allowlist entry opens, besides a single port 1-65535.
+const (
+	webPorts = 0  // no port given: 80 and 443
+	anyPort  = -1 // ":*"
+)
+
+// allowRule is one compiled allowlist entry: exactly one of name, suffix
+// and prefix is set.
+type allowRule struct {
+	name   string       // an exact host name
+	suffix string       // ".example.com" for "*.example.com"
+	prefix netip.Prefix // an IP address or CIDR
+	port   int          // a port, webPorts or anyPort
 }
 
-func (r *allowRules) matchesName(host string) bool {
-	if _, ok := r.names[host]; ok {
+func (r allowRule) opens(port uint16) bool {
+	switch r.port {
+	case anyPort:
 		return true
+	case webPorts:
+		return port == 80 || port == 443
 	}
-	for _, s := range r.suffixes {
-		if len(host) > len(s) && strings.HasSuffix(host, s) {
-			return true
-		}
-	}
-	return false
+	return int(port) == r.port
 }
 
-func (r *allowRules) containsAddr(a netip.Addr) bool {
-	a = a.WithZone("").Unmap()
-	for _, p := range r.prefixes {
-		if p.Contains(a) {
-			return true
+type allowRules []allowRule
+
+// match is what the allowlist says of a host or an address: listed by
+// some entry, and open on the port asked about.
+type match struct{ listed, open bool }
+
+func (rs allowRules) matchName(host string, port uint16) match {
+	var m match
+	for _, r := range rs {
+		if r.name == host || r.suffix != "" && len(host) > len(r.suffix) && strings.HasSuffix(host, r.suffix) {
+			m.listed = true
+			m.open = m.open || r.opens(port)
 		}
 	}
-	return false
+	return m
+}
+
+func (rs allowRules) matchAddr(a netip.Addr, port uint16) match {
+	a = a.WithZone("")
+	var m match
+	for _, r := range rs {
+		if r.prefix.IsValid() && r.prefix.Contains(a) {
+			m.listed = true
+			m.open = m.open || r.opens(port)
+		}
+	}
+	return m
 }
 
 func compileAllowlist(field string, list Allowlist, ranges []addrRange) (allowRules, []error) {
-	rules := allowRules{names: make(map[string]struct{}, len(list))}
+	rules := make(allowRules, 0, len(list))
 	var errs []error
 	for i, entry := range list {
-		path := fmt.Sprintf("%s[%d]", field, i)
-		var err error
-		switch {
-		case entry == "" || strings.TrimSpace(entry) != entry:
-			err = errors.New("entries must be non-empty and have no surrounding spaces")
-		case strings.Contains(entry, "/"):
-			var p netip.Prefix
-			if p, err = allowPrefix(entry, ranges); err == nil {
-				rules.prefixes = append(rules.prefixes, p)
-			}
-		default:
-			if a, perr := netip.ParseAddr(entry); perr == nil {
-				if err = allowAddr(a, ranges); err == nil {
-					rules.prefixes = append(rules.prefixes, netip.PrefixFrom(a, a.BitLen()))
-				}
-				break
-			}
-			var name string
-			var wildcard bool
-			if name, wildcard, err = allowName(entry); err == nil {
-				if wildcard {
-					rules.suffixes = append(rules.suffixes, "."+name)
-				} else {
-					rules.names[name] = struct{}{}
-				}
-			}
-		}
+		r, err := parseAllowEntry(entry, ranges)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q: %w", path, entry, err))
+			errs = append(errs, fmt.Errorf("%s[%d]: %q: %w", field, i, entry, err))
+			continue
 		}
+		rules = append(rules, r)
 	}
 	return rules, errs
+}
+
+// parseAllowEntry compiles one allowlist entry.
+func parseAllowEntry(entry string, ranges []addrRange) (allowRule, error) {
+	if entry == "" || strings.TrimSpace(entry) != entry {
+		return allowRule{}, errors.New("entries must be non-empty and have no surrounding spaces")
+	}
+	host, port, bracketed, err := splitAllowPort(entry)
+	if err != nil {
+		return allowRule{}, err
+	}
+	if bracketed || strings.Contains(host, ":") {
+		_, aerr := netip.ParseAddr(host)
+		_, perr := netip.ParsePrefix(host)
+		if aerr != nil && perr != nil {
+			return allowRule{}, errors.New("not a valid IPv6 address or CIDR (with a port, write it as [address]:port)")
+		}
+	}
+	r := allowRule{port: port}
+	if strings.Contains(host, "/") {
+		r.prefix, err = allowPrefix(host, ranges)
+		return r, err
+	}
+	if a, perr := netip.ParseAddr(host); perr == nil {
+		r.prefix = netip.PrefixFrom(a, a.BitLen())
+		return r, allowAddr(a, ranges)
+	}
+	name, wildcard, err := allowName(host)
+	if err != nil {
+		return allowRule{}, err
+	}
+	if wildcard {
+		r.suffix = "." + name
+	} else {
+		r.name = name
+	}
+	return r, nil
+}
+
+// splitAllowPort separates an entry's port: "host:port", "[v6]:port",
+// "[v6/bits]:port", ":*" for every port. An IPv6 address or CIDR without
+// brackets has no port.
+func splitAllowPort(entry string) (host string, port int, bracketed bool, err error) {
+	if rest, ok := strings.CutPrefix(entry, "["); ok {
+		inner, after, found := strings.Cut(rest, "]")
+		if !found || !strings.Contains(inner, ":") {
+			return "", 0, true, errors.New("brackets must enclose an IPv6 address or CIDR, as in [fd00::/8]:8443")
+		}
+		if after == "" {
+			return inner, webPorts, true, nil
+		}
+		p, ok := strings.CutPrefix(after, ":")
+		if !ok {
+			return "", 0, true, errors.New(`only ":port" may follow "]"`)
+		}
+		port, err = parseAllowPort(p)
+		return inner, port, true, err
+	}
+	if strings.Count(entry, ":") != 1 {
+		return entry, webPorts, false, nil
+	}
+	host, p, _ := strings.Cut(entry, ":")
+	port, err = parseAllowPort(p)
+	return host, port, false, err
+}
+
+func parseAllowPort(s string) (int, error) {
+	if s == "*" {
+		return anyPort, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 || s[0] < '1' || s[0] > '9' {
+		return 0, fmt.Errorf(`port %q: want 1-65535 without leading zeros, or "*" for every port`, s)
+	}
+	return n, nil
 }
 
 func allowPrefix(entry string, ranges []addrRange) (netip.Prefix, error) {
@@ -561,9 +725,14 @@ func allowPrefix(entry string, ranges []addrRange) (netip.Prefix, error) {
 	case p != p.Masked():
 		return netip.Prefix{}, fmt.Errorf("has address bits set beyond the prefix length; did you mean %s?", p.Masked())
 	}
+	// The first block holding the whole range decides it, as classify
+	// decides an address; blocks inside the range keep their own rule.
 	for _, r := range ranges {
-		if r.never && r.prefix.Bits() <= p.Bits() && r.prefix.Contains(p.Addr()) {
-			return netip.Prefix{}, fmt.Errorf("lies inside %s, which is %s and never a webhook destination", r.prefix, r.reason)
+		if r.prefix.Bits() <= p.Bits() && r.prefix.Contains(p.Addr()) {
+			if r.never {
+				return netip.Prefix{}, fmt.Errorf("lies inside %s, which is %s and never a webhook destination", r.prefix, r.reason)
+			}
+			break
 		}
 	}
 	return p, nil

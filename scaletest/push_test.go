@@ -54,7 +54,7 @@ func withPushRelay(t *testing.T) func(*config.Config) {
 			Enabled:          true,
 			Signing:          config.PushSigning{KeyFiles: []string{keyPath}, KeyIDs: []string{"scaletest-push"}},
 			WebhookSecretEnv: webhookSecretEnv,
-			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32"}}},
+			Tenants:          map[string]config.PushTenant{"acme": {Allowlist: []string{"127.0.0.1/32:*"}}},
 			Delivery: config.PushDelivery{
 				Schedule: schedule, Timeout: duration.Duration(2 * time.Second),
 				PollInterval: duration.Duration(50 * time.Millisecond), BreakerFailures: -1,

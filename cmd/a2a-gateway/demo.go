@@ -92,7 +92,7 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	if err := os.Setenv(demoAuthFlowKeyEnv, newDemoKey()); err != nil {
 		return err
 	}
-	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.IP.String())
+	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.String())
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		pub.Close()
@@ -141,9 +141,9 @@ func writeDemoPushKey(path string) error {
 // demoConfig is the configuration the demo runs with: the demo agent (also
 // mounted as "calendar", which needs a credential), the embedded store,
 // the development issuer, and the push relay signing with pushKeyPath,
-// where tenant "demo" alone may have webhooks on hookHost, the demo's
-// receiver on loopback.
-func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string) *config.Config {
+// where tenant "demo" alone may have webhooks on hook (host:port), the
+// demo's receiver on loopback.
+func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hook string) *config.Config {
 	cfg := &config.Config{
 		Listen:      listen,
 		AdminListen: admin,
@@ -161,7 +161,7 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hookHost string)
 		Push: config.PushOptions{
 			Enabled: true,
 			Signing: config.PushSigning{KeyFiles: []string{pushKeyPath}},
-			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hookHost}}},
+			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hook}}},
 		},
 		Agents: []config.Agent{
 			// Short budgets, so a "never" task is escalated in the ops view
