@@ -117,7 +117,7 @@ func TestPushDeliveryJitter(t *testing.T) {
 		{"largest", ptr(0.5), 0.5, false},
 	} {
 		o := PushOptions{Delivery: PushDelivery{Jitter: tc.jitter}}
-		if err := o.Validate(); err != nil {
+		if err := o.Validate(ProcessEnv); err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 		if do := o.DeliveryOptions(); do.Jitter != tc.want || do.NoJitter != tc.noJitter {
