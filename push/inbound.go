@@ -46,7 +46,9 @@ const inboundTimeout = 10 * time.Second
 // arrived, and reconciled with the event log, which publishes only what
 // the log misses, in the agent's order (reconcile.go); a push that arrived
 // while a read was under way waits for the next, which serves every push
-// that waited for it. A pushed Task (0.3 agents push the whole task) is
+// that waited for it. A status the read would fold away, one newer than
+// the logged status and not terminal, is published as it is once this
+// replica has read the task (takeStatus). A pushed Task (0.3 agents push the whole task) is
 // reconciled as it is. At most maxInboundWaiting pushes of a task wait on
 // one replica; more are answered 503, and the agent sends them again. A
 // push of a task a client's stream publishes (live.go) is answered
@@ -103,7 +105,7 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 		tv.pushed = arrived
 		tv.mu.Unlock()
 		if !s.await(ref) {
-			s.log.Warn("push: inbound notification refused: too many of the task's wait for a read", "agent", ref.Agent, "task_id", ref.TaskID, "max_waiting", maxInboundWaiting)
+			s.log.Warn("push: inbound notification refused: too many of the task's pushes wait for a read", "agent", ref.Agent, "task_id", ref.TaskID, "max_waiting", maxInboundWaiting)
 			http.Error(w, "try again later", http.StatusServiceUnavailable)
 			return
 		}
@@ -192,6 +194,11 @@ func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, 
 		_, _, err := s.apply(ctx, ref, payloadVersion(body), ev, body)
 		return err
 	}
+	if ev.Kind == a2a.EventStatusUpdate {
+		if done, err := s.takeStatus(ctx, ref, ev, body); done || err != nil {
+			return err
+		}
+	}
 	configs, err := s.o.Configs.List(ctx, ref.Agent, ref.TaskID)
 	if err != nil || len(configs) == 0 {
 		// No config left: nobody waits for the task's events.
@@ -200,4 +207,42 @@ func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, 
 	v := configs[0].Version
 	_, _, err = s.read(ctx, ref, v, taskParams(s.agents[ref.Agent], v, configs[0].Tenant, ref.TaskID), arrived)
 	return err
+}
+
+// takeStatus publishes a pushed status update as it is when it is the
+// task's next event: this replica has read the task since it began
+// following it, so the log holds what came before the agent's pushes (each
+// push is answered only once what it brings is published), and the status
+// is newer than the logged one. A read would show where the task is now,
+// folding away a status the agent has already left. A terminal status is
+// left to the read, which publishes what led to it first. done reports
+// that the push was published.
+func (s *Subscriber) takeStatus(ctx context.Context, ref store.TaskRef, ev a2a.Event, body []byte) (bool, error) {
+	if ev.State.Terminal() {
+		return false, nil
+	}
+	v := payloadVersion(body)
+	obj, err := a2a.EventObject(body, v, a2a.EventStatusUpdate)
+	if err != nil {
+		return false, nil
+	}
+	tv := s.views.lock(ref)
+	defer tv.mu.Unlock()
+	if tv.readAt.IsZero() {
+		return false, nil
+	}
+	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
+		return false, err
+	}
+	var logged map[string]any
+	if tv.snap != nil {
+		if err := decodeNumbers(tv.snap, &logged); err != nil {
+			return false, err
+		}
+	}
+	if !olderStatus(logged["status"], obj["status"]) {
+		return false, nil
+	}
+	_, _, err = s.applyLocked(ctx, tv, ref, v, ev, body)
+	return err == nil, err
 }
