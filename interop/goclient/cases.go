@@ -27,6 +27,7 @@ var cases = map[report.Case]caseFunc{
 	report.InputRequired:   caseInputRequired,
 	report.PushConfig:      casePushConfig,
 	report.PushRelay:       casePushRelay,
+	report.PushOrder:       casePushOrder,
 	report.TenantIsolation: caseTenantIsolation,
 	report.Dedupe:          caseDedupe,
 }

@@ -39,12 +39,13 @@ const (
 	InputRequired   Case = "input_required"
 	PushConfig      Case = "push_config"
 	PushRelay       Case = "push_relay"
+	PushOrder       Case = "push_order"
 	TenantIsolation Case = "tenant_isolation"
 	Dedupe          Case = "dedupe"
 )
 
 // Cases lists every case in table order.
-var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, TenantIsolation, Dedupe}
+var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, PushOrder, TenantIsolation, Dedupe}
 
 var caseTitles = map[Case]string{
 	Card:            "card",
@@ -57,6 +58,7 @@ var caseTitles = map[Case]string{
 	InputRequired:   "input-required",
 	PushConfig:      "push config",
 	PushRelay:       "push relay",
+	PushOrder:       "push order",
 	TenantIsolation: "tenant isolation",
 	Dedupe:          "dedupe",
 }
