@@ -24,6 +24,9 @@ import (
 //     the log has not seen with append false, the others appended), each
 //     named by its place in the artifact, so the same part read twice, by
 //     this replica or another, is one event;
+//   - an artifact without an artifactId (which the protocol requires), or
+//     with the id of an earlier one, is left out: it cannot be told from
+//     the logged ones;
 //   - an artifact the agent shows behind the log (a read older than a
 //     logged event) is left alone; one that differs otherwise is published
 //     whole, replacing the logged one;
@@ -181,12 +184,18 @@ func missed(snap, task []byte, v a2a.Version) ([]update, error) {
 	var arts []update
 	seen := artifactsByID(logged["artifacts"])
 	list, _ := cur["artifacts"].([]any)
+	shown := map[string]bool{}
 	for _, a := range list {
+		// An artifact without its required id, or with one an earlier
+		// artifact has, cannot be told from the logged ones: published on
+		// every read, it would repeat.
 		art, ok := a.(map[string]any)
-		if !ok {
+		id, _ := art["artifactId"].(string)
+		if !ok || id == "" || shown[id] {
 			continue
 		}
-		us, err := d.artifact(seen[fmt.Sprint(art["artifactId"])], art)
+		shown[id] = true
+		us, err := d.artifact(seen[id], art)
 		if err != nil {
 			return nil, err
 		}
@@ -324,8 +333,10 @@ func artifactsByID(list any) map[string]any {
 	arts, _ := list.([]any)
 	out := make(map[string]any, len(arts))
 	for _, a := range arts {
-		if art, ok := a.(map[string]any); ok && art["artifactId"] != nil {
-			out[fmt.Sprint(art["artifactId"])] = art
+		if art, ok := a.(map[string]any); ok {
+			if id, _ := art["artifactId"].(string); id != "" {
+				out[id] = art
+			}
 		}
 	}
 	return out

@@ -299,3 +299,57 @@ func TestReconcileUnderRandomInterleavings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMissed reconciles any logged task with any agent's task: no input
+// makes it fail other than with an error, and once its updates are in the
+// log, the same read brings no artifact update again (a stale or repeated
+// read never re-emits).
+func FuzzMissed(f *testing.F) {
+	for _, seed := range [][2][]byte{
+		{task10("TASK_STATE_SUBMITTED"), streamTask(3, false)},
+		{streamTask(5, false), streamTask(3, false)},                 // a read older than the log
+		{streamTask(3, false), streamTask(3, true)},                  // the end of an unchanged artifact
+		{task10("TASK_STATE_WORKING", "a1=x"), streamTask(2, false)}, // a replaced artifact
+		{task10("TASK_STATE_WORKING", "a1=the"), task10("TASK_STATE_WORKING", "a1=the", "a1=the")},
+		{[]byte(`{"task":{"id":"t1","status":{}}}`), []byte(`{"task":{"id":"t1","artifacts":[{"parts":[]},{"artifactId":7},null]}}`)},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, logged, task []byte) {
+		ev, err := loggedEvent(store.TaskRef{Agent: "a", TaskID: "t1"}, logged)
+		if err != nil || ev.Kind != a2a.EventTask {
+			return
+		}
+		snap, err := foldEvent(nil, ev)
+		if err != nil {
+			return
+		}
+		// The agent's answer passes the strict reader before it is
+		// reconciled (read, Inbound).
+		if _, err := a2a.ParseResult(task); err != nil {
+			return
+		}
+		us, err := missed(snap, task, a2a.V10)
+		if err != nil {
+			return
+		}
+		for _, u := range us {
+			ev, err := loggedEvent(store.TaskRef{Agent: "a", TaskID: "t1"}, u.payload)
+			if err != nil {
+				t.Fatalf("update %s unreadable: %v", u.payload, err)
+			}
+			if snap, err = foldEvent(snap, ev); err != nil {
+				t.Fatalf("update %s does not fold: %v", u.payload, err)
+			}
+		}
+		again, err := missed(snap, task, a2a.V10)
+		if err != nil {
+			t.Fatalf("the second read: %v", err)
+		}
+		for _, u := range again {
+			if u.kind == a2a.EventArtifactUpdate {
+				t.Fatalf("read again after %d updates, it re-emits %s", len(us), u.payload)
+			}
+		}
+	})
+}
