@@ -31,17 +31,9 @@ func casePushOrder(ctx context.Context, e *env) (string, error) {
 	}
 	var all []followed
 	for range pushOrderTasks {
-		t, err := sendTask(ctx, e, userMessage("input"), "send")
+		t, hook, token, err := inputWithHook(ctx, e)
 		if err != nil {
 			return "", err
-		}
-		hook := e.probe.NewHook(a2a.NewMessageID())
-		token := a2a.NewMessageID()
-		if _, err := e.client.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{
-			TaskID: t.ID,
-			Config: a2a.PushConfig{ID: "cfg-" + hook.ID, URL: hook.URL, Token: token},
-		}); err != nil {
-			return "", fmt.Errorf("create: %w", err)
 		}
 		all = append(all, followed{t, hook.ID, token})
 	}

@@ -90,6 +90,51 @@ async function startHeld(client, signal) {
   return { it, taskId, seen };
 }
 
+/** Starts a task waiting for input and registers a push config for it with a fresh hook and token. */
+async function inputWithHook(client, probes, signal) {
+  const task = await sendTask(client, userMessage('input'), signal, 'send');
+  const hook = probes.hook();
+  const token = crypto.randomUUID();
+  await step('create', () =>
+    client.createTaskPushNotificationConfig(
+      { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
+      { signal },
+    ),
+  );
+  return { task, hook, token };
+}
+
+/**
+ * Waits for the completed notification of a task with a push config, checks
+ * every delivery (the task's, readable, verified against the gateway's keys,
+ * with the configured token and media type) and returns the notifications in
+ * the order they arrived, each once: a retry repeats its notification's id.
+ */
+async function notifications(probes, { task, hook, token }, contentType, signal) {
+  const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
+    probes.waitFor(
+      () => probes.deliveries(hook.id, signal),
+      (ds) => ds.some((d) => d.state === 'completed'),
+      signal,
+    ),
+  );
+  const got = [];
+  const seen = new Set();
+  deliveries.forEach((d, i) => {
+    const what = `webhook: delivery ${i + 1} (${d.event})`;
+    expect(!d.error, `${what} is unreadable: ${d.error}`);
+    expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
+    expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
+    expect(d.token === token, `${what} does not carry the configured token`);
+    expect(d.contentType.startsWith(contentType), `${what} has Content-Type ${d.contentType}, want ${contentType}`);
+    if (!seen.has(d.id)) {
+      seen.add(d.id);
+      got.push(d.event);
+    }
+  });
+  return got;
+}
+
 /**
  * Checks notifications, named as the receiver names them, against the order
  * a stream of the task shows: input-required, working, chunks 1 to n,
@@ -315,15 +360,7 @@ export const cases = {
   // lists the push URLs it was given).
   async push_relay({ client, probes, version }, signal) {
     const want = PUSH_RELAY[version];
-    const task = await sendTask(client, userMessage('input'), signal, 'send');
-    const hook = probes.hook();
-    const token = crypto.randomUUID();
-    await step('create', () =>
-      client.createTaskPushNotificationConfig(
-        { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
-        { signal },
-      ),
-    );
+    const { task, hook, token } = await inputWithHook(client, probes, signal);
     // The relay's first notification is the task as the relay finds it when
     // it starts following the task; resuming only then makes what the
     // receiver gets independent of how soon that is.
@@ -332,28 +369,7 @@ export const cases = {
     );
     const done = await sendTask(client, userMessage('resume push', { taskId: task.id, contextId: task.contextId }), signal, 'resume');
     expectState(done, 'completed', 'resume');
-    const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
-      probes.waitFor(
-        () => probes.deliveries(hook.id, signal),
-        (ds) => ds.some((d) => d.state === 'completed'),
-        signal,
-      ),
-    );
-    const got = [];
-    const seen = new Set();
-    deliveries.forEach((d, i) => {
-      const what = `webhook: delivery ${i + 1} (${d.event})`;
-      expect(!d.error, `${what} is unreadable: ${d.error}`);
-      expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
-      expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
-      expect(d.token === token, `${what} does not carry the configured token`);
-      expect(d.contentType.startsWith(want.contentType), `${what} has Content-Type ${d.contentType}, want ${want.contentType}`);
-      // A retry repeats its notification's id.
-      if (!seen.has(d.id)) {
-        seen.add(d.id);
-        got.push(d.event);
-      }
-    });
+    const got = await notifications(probes, { task, hook, token }, want.contentType, signal);
     expectSequence(got, want.events, 'webhook: notifications');
     const given = (await step('probe', () => probes.task(task.id, signal))).pushUrls;
     expect(!given.includes(hook.url), `the agent was given the consumer's webhook URL (it holds ${JSON.stringify(given)})`);
@@ -369,16 +385,7 @@ export const cases = {
     const want = PUSH_RELAY[version];
     const all = [];
     for (let i = 0; i < PUSH_ORDER_TASKS; i++) {
-      const task = await sendTask(client, userMessage('input'), signal, 'send');
-      const hook = probes.hook();
-      const token = crypto.randomUUID();
-      await step('create', () =>
-        client.createTaskPushNotificationConfig(
-          { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
-          { signal },
-        ),
-      );
-      all.push({ task, hook, token });
+      all.push(await inputWithHook(client, probes, signal));
     }
     for (const { task, hook } of all) {
       await step(`webhook: no notification for task ${task.id}`, () =>
@@ -390,28 +397,9 @@ export const cases = {
       expectState(await sendTask(client, message, signal, 'resume'), 'completed', 'resume');
     }
     let n = 0;
-    for (const { task, hook, token } of all) {
-      const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
-        probes.waitFor(
-          () => probes.deliveries(hook.id, signal),
-          (ds) => ds.some((d) => d.state === 'completed'),
-          signal,
-        ),
-      );
-      const got = [];
-      const seen = new Set();
-      deliveries.forEach((d, i) => {
-        const what = `webhook: delivery ${i + 1} (${d.event})`;
-        expect(!d.error, `${what} is unreadable: ${d.error}`);
-        expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
-        expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
-        expect(d.token === token, `${what} does not carry the configured token`);
-        expect(d.contentType.startsWith(want.contentType), `${what} has Content-Type ${d.contentType}, want ${want.contentType}`);
-        if (!seen.has(d.id)) {
-          seen.add(d.id);
-          got.push(d.event);
-        }
-      });
+    for (const followed of all) {
+      const { task } = followed;
+      const got = await notifications(probes, followed, want.contentType, signal);
       expectInOrder(got, PUSH_ORDER_CHUNKS, `webhook: task ${task.id}`);
       n += got.length;
     }
