@@ -30,6 +30,9 @@ const (
 	MaxLifecycleQueue   = 1 << 20
 	// MaxTenantLabelsLimit bounds the tenant label's cardinality.
 	MaxTenantLabelsLimit = 1000
+	// MaxPollsPerSweepLimit bounds lifecycle.max_polls_per_sweep: each poll
+	// is a call to the agent within one sweep.
+	MaxPollsPerSweepLimit = 10000
 	// MinOpsTokenBytes is the shortest ops token accepted: anything shorter
 	// can be guessed.
 	MinOpsTokenBytes = 16
@@ -52,6 +55,15 @@ type LifecycleOptions struct {
 	// their watchdog budget and records past retention, and refreshes the
 	// cluster-wide gauges. Default 30s; at least 100ms.
 	SweepInterval duration.Duration `yaml:"sweep_interval"`
+	// PollAfter is how long an open task may go without news before the
+	// sweeping replica reads it from its agent (GetTask), when no client's
+	// stream and no push source follows it; a read that finds it unchanged
+	// waits twice as long for the next, up to OrphanAfter. Default 30s; 0
+	// disables the reads.
+	PollAfter *duration.Duration `yaml:"poll_after"`
+	// MaxPollsPerSweep bounds those reads per agent and sweep; the oldest
+	// tasks go first. Default 100.
+	MaxPollsPerSweep int `yaml:"max_polls_per_sweep"`
 	// TenantLabel adds a tenant label to the per-task lifecycle metrics and
 	// to a2agw_claim_refusals_total.
 	TenantLabel bool `yaml:"tenant_label"`
@@ -77,7 +89,9 @@ type LifecycleOptions struct {
 // WatchdogOptions are one agent's budgets for the time a task may spend in
 // a state before the watchdog acts.
 type WatchdogOptions struct {
-	// Working is the budget for the working state. 0: no budget.
+	// Working is the budget for the working state, and for the submitted
+	// state before it: a task the agent took but never started is as stuck
+	// as one that never ends. 0: no budget.
 	Working duration.Duration `yaml:"working"`
 	// InputRequired is the budget for waiting on the client's input. 0: no budget.
 	InputRequired duration.Duration `yaml:"input_required"`
@@ -92,6 +106,13 @@ func (o *LifecycleOptions) ApplyDefaults() {
 	o.RecordRetention = duration.Duration(o.RecordRetention.Or(720 * time.Hour))
 	o.OrphanAfter = duration.Duration(o.OrphanAfter.Or(time.Hour))
 	o.SweepInterval = duration.Duration(o.SweepInterval.Or(30 * time.Second))
+	if o.PollAfter == nil {
+		d := duration.Duration(30 * time.Second)
+		o.PollAfter = &d
+	}
+	if o.MaxPollsPerSweep == 0 {
+		o.MaxPollsPerSweep = 100
+	}
 	if o.MaxTenantLabels == 0 {
 		o.MaxTenantLabels = 20
 	}
@@ -130,6 +151,12 @@ func (o *LifecycleOptions) Validate(env Env) error {
 	if o.SweepInterval.D() < MinSweepInterval {
 		add("sweep_interval", "must be at least %s", MinSweepInterval)
 	}
+	if o.PollAfter != nil && *o.PollAfter < 0 {
+		add("poll_after", "must not be negative")
+	}
+	if o.MaxPollsPerSweep < 1 || o.MaxPollsPerSweep > MaxPollsPerSweepLimit {
+		add("max_polls_per_sweep", "want 1 to %d, got %d", MaxPollsPerSweepLimit, o.MaxPollsPerSweep)
+	}
 	if o.TenantLabel && (o.MaxTenantLabels < 1 || o.MaxTenantLabels > MaxTenantLabelsLimit) {
 		add("max_tenant_labels", "want 1 to %d, got %d", MaxTenantLabelsLimit, o.MaxTenantLabels)
 	}
@@ -163,6 +190,14 @@ func (o *LifecycleOptions) Retention(tenant string) time.Duration {
 		return d.D()
 	}
 	return o.RecordRetention.D()
+}
+
+// Polling is PollAfter, 0 when the reads are disabled.
+func (o *LifecycleOptions) Polling() time.Duration {
+	if o.PollAfter == nil {
+		return 0
+	}
+	return o.PollAfter.D()
 }
 
 // ApplyDefaults fills unset fields with their documented defaults.

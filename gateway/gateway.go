@@ -116,6 +116,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Caller: lifecycle.CallerFunc(func(ctx context.Context, agent string, v a2a.Version, method a2a.Method, params any) ([]byte, error) {
 			return g.proxy.Call(ctx, agent, v, method, params)
 		}),
+		Followed:   g.followedByPush(st),
 		OnWatchdog: g.onWatchdog,
 	})
 	if err != nil {

@@ -107,6 +107,19 @@ func (g *Gateway) serveInbound(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// followedByPush is the lifecycle tracker's Followed hook: the push
+// sources follow every task with a push config at its agent, so the
+// tracker's sweep need not read those.
+func (g *Gateway) followedByPush(st store.Store) func(ctx context.Context, agent, taskID string) (bool, error) {
+	return func(ctx context.Context, agent, taskID string) (bool, error) {
+		if g.sources == nil {
+			return false, nil
+		}
+		configs, err := st.PushConfigs().List(ctx, agent, taskID)
+		return len(configs) > 0, err
+	}
+}
+
 // onWatchdog is the lifecycle tracker's OnWatchdog hook: the consumers of
 // a watched task hear that it was orphaned or escalated.
 func (g *Gateway) onWatchdog(ctx context.Context, agent, taskID, action string, state a2a.State) {

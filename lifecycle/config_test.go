@@ -22,6 +22,8 @@ max_tenant_labels: 5
 ops_webhook: https://ops.example.com/hook
 workers: 2
 queue_size: 16
+poll_after: 0s
+max_polls_per_sweep: 7
 `
 	var o config.LifecycleOptions
 	dec := yaml.NewDecoder(strings.NewReader(raw))
@@ -34,14 +36,15 @@ queue_size: 16
 		t.Fatal(err)
 	}
 	if o.Retention("acme") != 2*time.Hour || o.Retention("beta") != 48*time.Hour || o.OrphanAfter.D() != 10*time.Minute ||
-		o.SweepInterval.D() != 5*time.Second || !o.TenantLabel || o.MaxTenantLabels != 5 || o.Workers != 2 || o.QueueSize != 16 {
+		o.SweepInterval.D() != 5*time.Second || !o.TenantLabel || o.MaxTenantLabels != 5 || o.Workers != 2 || o.QueueSize != 16 ||
+		o.Polling() != 0 || o.MaxPollsPerSweep != 7 {
 		t.Errorf("decoded %+v", o)
 	}
 
 	var d config.LifecycleOptions
 	d.ApplyDefaults()
 	if d.RecordRetention.D() != 720*time.Hour || d.OrphanAfter.D() != time.Hour || d.SweepInterval.D() != 30*time.Second ||
-		d.MaxTenantLabels != 20 || d.Workers != 32 || d.QueueSize != 1024 {
+		d.MaxTenantLabels != 20 || d.Workers != 32 || d.QueueSize != 1024 || d.Polling() != 30*time.Second || d.MaxPollsPerSweep != 100 {
 		t.Errorf("defaults %+v", d)
 	}
 
@@ -80,6 +83,8 @@ func TestLifecycleOptionsValidate(t *testing.T) {
 		{"webhook", func(o *config.LifecycleOptions) { o.OpsWebhook = "ftp://example.com" }, "lifecycle.ops_webhook"},
 		{"workers", func(o *config.LifecycleOptions) { o.Workers = 1000 }, "lifecycle.workers"},
 		{"queue", func(o *config.LifecycleOptions) { o.QueueSize = -1 }, "lifecycle.queue_size"},
+		{"poll after", func(o *config.LifecycleOptions) { *o.PollAfter = -1 }, "lifecycle.poll_after"},
+		{"polls per sweep", func(o *config.LifecycleOptions) { o.MaxPollsPerSweep = config.MaxPollsPerSweepLimit + 1 }, "lifecycle.max_polls_per_sweep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,10 +46,13 @@ type sweepState struct {
 	orphanCutoff map[string]time.Time
 	// retainCursor is, per agent and retention pass, where the pass stopped.
 	retainCursor map[string]string
+	// polls is, per agent and task id, when a quiet task may be read again
+	// (poll.go).
+	polls map[string]map[string]pollBackoff
 }
 
 func newSweepState() sweepState {
-	return sweepState{orphanCutoff: map[string]time.Time{}, retainCursor: map[string]string{}}
+	return sweepState{orphanCutoff: map[string]time.Time{}, retainCursor: map[string]string{}, polls: map[string]map[string]pollBackoff{}}
 }
 
 // leaseTTL outlives two missed sweeps, so a slow sweep does not lose the
@@ -131,6 +134,10 @@ func (t *Tracker) Sweep(ctx context.Context) error {
 				for _, rec := range fresh {
 					t.onWatchdog(ctx, name, rec.TaskID, WatchdogOrphaned, a2a.ParseState(rec.State))
 				}
+			}
+			// Reads first: the watchdog then acts on where the tasks are.
+			if err := t.poll(ctx, t.agents[name], now); err != nil {
+				errs = append(errs, fmt.Errorf("agent %s: polls: %w", name, err))
 			}
 			if err := t.watch(ctx, t.agents[name], now); err != nil {
 				errs = append(errs, fmt.Errorf("agent %s: watchdog: %w", name, err))

@@ -55,7 +55,7 @@ var (
 )
 
 // Caller makes the gateway's own JSON-RPC calls to an agent: the watchdog's
-// re-read and cancel. *proxy.Gateway implements it.
+// re-read and cancel, the sweep's polls. *proxy.Gateway implements it.
 type Caller interface {
 	Call(ctx context.Context, agent string, v a2a.Version, m a2a.Method, params any) ([]byte, error)
 }
@@ -98,6 +98,9 @@ type Options struct {
 	// Webhook posts escalations; default a client with a timeout that
 	// follows no redirects.
 	Webhook *http.Client
+	// Followed, when set, reports whether a push source follows the task
+	// at its agent: the sweep does not poll those (poll.go).
+	Followed func(ctx context.Context, agent, taskID string) (bool, error)
 	// OnWatchdog, when set, hears of every task the sweep finds orphaned
 	// (action WatchdogOrphaned) or escalates (WatchdogEscalated), with the
 	// state it is stuck in, so the push relay can tell its consumers.
@@ -146,6 +149,8 @@ type Tracker struct {
 	log     *slog.Logger
 	holder  string
 	webhook *http.Client
+	// followed is Options.Followed, possibly nil.
+	followed func(ctx context.Context, agent, taskID string) (bool, error)
 	// onWatchdog is Options.OnWatchdog, never nil.
 	onWatchdog func(ctx context.Context, agent, taskID, action string, state a2a.State)
 	// opsToken is the digest of the ops API token; nil refuses every call.
@@ -216,6 +221,7 @@ func New(o Options) (*Tracker, error) {
 	if t.holder == "" {
 		t.holder = defaultHolder()
 	}
+	t.followed = o.Followed
 	t.onWatchdog = o.OnWatchdog
 	if t.onWatchdog == nil {
 		t.onWatchdog = func(context.Context, string, string, string, a2a.State) {}

@@ -31,7 +31,8 @@ const (
 	actionEscalateFailed = "escalate_failed"
 )
 
-// budget is how long a task may stay in one state.
+// budget is how long a task may stay in one state. The working budget
+// covers submitted too: each state is timed from when the task entered it.
 type budget struct {
 	state a2a.State
 	limit time.Duration
@@ -40,6 +41,7 @@ type budget struct {
 func budgets(w config.WatchdogOptions) []budget {
 	var out []budget
 	for _, b := range []budget{
+		{a2a.StateSubmitted, w.Working.D()},
 		{a2a.StateWorking, w.Working.D()},
 		{a2a.StateInputRequired, w.InputRequired.D()},
 		{a2a.StateAuthRequired, w.AuthRequired.D()},

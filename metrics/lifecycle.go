@@ -42,6 +42,7 @@ type Lifecycle struct {
 	eventsDropped   *prometheus.CounterVec
 	eventsDup       *prometheus.CounterVec
 	watchdog        *prometheus.CounterVec
+	polls           *prometheus.CounterVec
 	queueDropped    prometheus.Counter
 	cluster         *clusterCollector
 	tenants         *tenantLabels
@@ -95,6 +96,10 @@ func newLifecycle(reg prometheus.Registerer, opts []Option) *Lifecycle {
 			Namespace: Namespace, Name: "watchdog_actions_total",
 			Help: "Watchdog actions on tasks over their budget, by agent, action (refreshed, cancel, cancel_failed, escalate, escalate_failed) and the state over budget.",
 		}, []string{"agent", "action", "state"}),
+		polls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "lifecycle_polls_total",
+			Help: "GetTask reads of open tasks the gateway had no news of, by agent and outcome (changed, unchanged, failed).",
+		}, []string{"agent", "outcome"}),
 		queueDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "lifecycle_queue_dropped_total",
 			Help: "Task events dropped because the lifecycle queue was full.",
@@ -108,7 +113,7 @@ func newLifecycle(reg prometheus.Registerer, opts []Option) *Lifecycle {
 		tenants: tenants,
 	}
 	reg.MustRegister(l.stateDuration, l.lifetime, l.transitions, l.interruptions, l.resumes,
-		l.orphansDetected, l.eventsDropped, l.eventsDup, l.watchdog, l.queueDropped, l.cluster)
+		l.orphansDetected, l.eventsDropped, l.eventsDup, l.watchdog, l.polls, l.queueDropped, l.cluster)
 	return l
 }
 
@@ -182,6 +187,12 @@ func (l *Lifecycle) EventDuplicate(agent string) { l.eventsDup.WithLabelValues(a
 // WatchdogAction counts one watchdog action on a task over budget in state.
 func (l *Lifecycle) WatchdogAction(agent, action, state string) {
 	l.watchdog.WithLabelValues(agent, action, state).Inc()
+}
+
+// Polled counts one read of an open task without news; outcome is
+// "changed", "unchanged" or "failed".
+func (l *Lifecycle) Polled(agent, outcome string) {
+	l.polls.WithLabelValues(agent, outcome).Inc()
 }
 
 // QueueDropped counts an event dropped on a full queue.

@@ -37,12 +37,27 @@ const inboundTimeout = 10 * time.Second
 // sends the notification again, and the task's holder on this replica
 // reads the task soon, in case it does not.
 //
-// Ordering: each notification is published before it is answered, so an
-// agent that sends a task's notifications one after the other, each once
-// the previous one was answered (as the SDKs and the demo agent do), has
-// them published in that order even when they reach different replicas.
-// On one replica, a task's notifications and its holder's reads of the
-// task are published one at a time.
+// Ordering: a push says that the task changed, but not where the change
+// falls among what the log holds: the agent may have pushed it before or
+// after the holder's last read of the task, which shows it already, and an
+// appended chunk carries no position. Publishing it as it is could repeat
+// a chunk or put it before the ones it follows. So a status or artifact
+// update is answered with a read of the task (GetTask), sent after the push
+// arrived, and reconciled with the event log, which publishes only what
+// the log misses, in the agent's order (reconcile.go); a push that arrived
+// while a read was under way waits for the next, which serves every push
+// that waited for it. A status the read would fold away, one newer than
+// the logged status and not terminal, is published as it is once this
+// replica has read the task (takeStatus). A pushed Task (0.3 agents push the whole task) is
+// reconciled as it is. At most maxInboundWaiting pushes of a task wait on
+// one replica; more are answered 503, and the agent sends them again. A
+// push of a task a client's stream publishes (live.go) is answered
+// without a read: the stream carries the same events.
+//
+// Each notification is published before it is answered, so an agent that
+// sends a task's notifications one after the other, each once the
+// previous one was answered (as the SDKs and the demo agent do), has them
+// published in that order even when they reach different replicas.
 func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -85,10 +100,17 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 			http.Error(w, "not an A2A task event of this task", http.StatusBadRequest)
 			return
 		}
+		arrived := time.Now()
 		tv := s.views.lock(ref)
-		tv.pushed = time.Now()
+		tv.pushed = arrived
 		tv.mu.Unlock()
-		if _, _, err := s.apply(ctx, ref, payloadVersion(body), ev, body); err != nil {
+		if !s.await(ref) {
+			s.log.Warn("push: inbound notification refused: too many of the task's pushes wait for a read", "agent", ref.Agent, "task_id", ref.TaskID, "max_waiting", maxInboundWaiting)
+			http.Error(w, "try again later", http.StatusServiceUnavailable)
+			return
+		}
+		defer s.awaited(ref)
+		if err := s.take(ctx, ref, ev, body, arrived); err != nil {
 			s.log.Warn("push: inbound notification not published", "agent", ref.Agent, "task_id", ref.TaskID, "error", err)
 			s.nudge(ref)
 			http.Error(w, "try again later", http.StatusServiceUnavailable)
@@ -136,4 +158,91 @@ func (s *Subscriber) verifyInbound(ctx context.Context, ref store.TaskRef, token
 	}
 	got := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(got[:], want) == 1 && found && token != "", nil
+}
+
+// maxInboundWaiting bounds the pushes of one task that wait on a replica
+// for a read of the task; an agent that pushes one at a time has one.
+const maxInboundWaiting = 8
+
+// await counts a push of ref that waits for a read; false when
+// maxInboundWaiting wait already.
+func (s *Subscriber) await(ref store.TaskRef) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[ref] >= maxInboundWaiting {
+		return false
+	}
+	s.waiting[ref]++
+	return true
+}
+
+func (s *Subscriber) awaited(ref store.TaskRef) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[ref]--; s.waiting[ref] <= 0 {
+		delete(s.waiting, ref)
+	}
+}
+
+// take publishes what a push that arrived at arrived brings (see
+// Inbound).
+func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, body []byte, arrived time.Time) error {
+	if left, err := s.o.Relay.Live(ctx, ref.Agent, ref.TaskID); err == nil && left > 0 {
+		return nil
+	}
+	if ev.Kind == a2a.EventTask {
+		_, _, err := s.apply(ctx, ref, payloadVersion(body), ev, body)
+		return err
+	}
+	if ev.Kind == a2a.EventStatusUpdate {
+		if done, err := s.takeStatus(ctx, ref, ev, body); done || err != nil {
+			return err
+		}
+	}
+	configs, err := s.o.Configs.List(ctx, ref.Agent, ref.TaskID)
+	if err != nil || len(configs) == 0 {
+		// No config left: nobody waits for the task's events.
+		return err
+	}
+	v := configs[0].Version
+	_, _, err = s.read(ctx, ref, v, taskParams(s.agents[ref.Agent], v, configs[0].Tenant, ref.TaskID), arrived)
+	return err
+}
+
+// takeStatus publishes a pushed status update as it is when it is the
+// task's next event: this replica has read the task since it began
+// following it, so the log holds what came before the agent's pushes (each
+// push is answered only once what it brings is published), and the status
+// is newer than the logged one. A read would show where the task is now,
+// folding away a status the agent has already left. A terminal status is
+// left to the read, which publishes what led to it first. done reports
+// that the push was published.
+func (s *Subscriber) takeStatus(ctx context.Context, ref store.TaskRef, ev a2a.Event, body []byte) (bool, error) {
+	if ev.State.Terminal() {
+		return false, nil
+	}
+	v := payloadVersion(body)
+	obj, err := a2a.EventObject(body, v, a2a.EventStatusUpdate)
+	if err != nil {
+		return false, nil
+	}
+	tv := s.views.lock(ref)
+	defer tv.mu.Unlock()
+	if tv.readAt.IsZero() {
+		return false, nil
+	}
+	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
+		return false, err
+	}
+	var logged map[string]any
+	if tv.snap != nil {
+		if err := decodeNumbers(tv.snap, &logged); err != nil {
+			return false, err
+		}
+	}
+	if !olderStatus(logged["status"], obj["status"]) {
+		return false, nil
+	}
+	_, _, err = s.applyLocked(ctx, tv, ref, v, ev, body)
+	return err == nil, err
 }

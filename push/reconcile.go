@@ -16,12 +16,26 @@ import (
 // opening Task, a GetTask answer, a 0.3 agent's push of the full Task) with
 // what the task's event log holds, so that content the log missed (events
 // sent while no replica was subscribed, or while the stream was down) is
-// published after all:
+// published after all, as a diff that never repeats or reorders what the
+// log holds:
 //
-//   - each artifact the log has not seen, or has seen with other content,
-//     is published as an artifact update carrying the whole artifact;
-//   - a status other than the logged one is published as a status update,
-//     after the artifacts, so a terminal state comes last.
+//   - an artifact whose logged parts begin the agent's is published as its
+//     new parts, one artifact update per part (the first of an artifact
+//     the log has not seen with append false, the others appended), each
+//     named by its place in the artifact, so the same part read twice, by
+//     this replica or another, is one event;
+//   - an artifact without an artifactId (which the protocol requires), or
+//     with the id of an earlier one, is left out: it cannot be told from
+//     the logged ones;
+//   - an artifact the agent shows behind the log (a read older than a
+//     logged event) is left alone; one that differs otherwise is published
+//     whole, replacing the logged one;
+//   - lastChunk is set only on the last part of a task that ended: before
+//     that the agent may still add to any artifact;
+//   - a status other than the logged one, and not older, is published as a
+//     status update: before the artifacts when the task works (an agent
+//     reports working before producing), after them otherwise, so a
+//     terminal or interrupted state comes last.
 //
 // Status updates the agent emitted during the gap are collapsed into the
 // current one: an agent that cannot replay shows only where the task is
@@ -40,6 +54,9 @@ type taskView struct {
 	status *Event
 	// pushed is when the agent last pushed a notification natively.
 	pushed time.Time
+	// readAt is when the last read of the task that was published whole
+	// was sent: it shows every event the agent stored before then.
+	readAt time.Time
 }
 
 // maxViews bounds the task views a replica keeps; a view dropped to make
@@ -138,11 +155,13 @@ func payloadVersion(payload []byte) a2a.Version {
 	return a2a.V10
 }
 
-// update is one event that brings the log up to the agent's task.
+// update is one event that brings the log up to the agent's task; id, when
+// set, names it instead of EventID(payload).
 type update struct {
 	kind    a2a.EventKind
 	state   a2a.State
 	payload []byte
+	id      string
 }
 
 // missed lists the events that bring the log, as snap folds it (nil: an
@@ -161,34 +180,143 @@ func missed(snap, task []byte, v a2a.Version) ([]update, error) {
 	if err := decodeNumbers(snap, &logged); err != nil {
 		return nil, fmt.Errorf("read the task snapshot: %w", err)
 	}
-	taskID, contextID := cur["id"], cur["contextId"]
-	var out []update
+	d := diff{v: v, taskID: cur["id"], contextID: cur["contextId"], ended: state.Terminal()}
+	var arts []update
 	seen := artifactsByID(logged["artifacts"])
-	arts, _ := cur["artifacts"].([]any)
-	for _, a := range arts {
+	list, _ := cur["artifacts"].([]any)
+	shown := map[string]bool{}
+	for _, a := range list {
+		// An artifact without its required id, or with one an earlier
+		// artifact has, cannot be told from the logged ones: published on
+		// every read, it would repeat.
 		art, ok := a.(map[string]any)
-		if !ok {
+		id, _ := art["artifactId"].(string)
+		if !ok || id == "" || shown[id] {
 			continue
 		}
-		if old, ok := seen[fmt.Sprint(art["artifactId"])]; ok && sameJSON(old, art) {
-			continue
+		shown[id] = true
+		us, err := d.artifact(seen[id], art)
+		if err != nil {
+			return nil, err
 		}
-		p, err := renderEvent(v, a2a.EventArtifactUpdate, map[string]any{
-			"taskId": taskID, "contextId": contextID, "artifact": art, "append": false, "lastChunk": true,
+		arts = append(arts, us...)
+	}
+	var status []update
+	if st, ok := cur["status"]; ok && !sameJSON(logged["status"], st) && !olderStatus(st, logged["status"]) {
+		p, err := renderEvent(v, a2a.EventStatusUpdate, map[string]any{"taskId": d.taskID, "contextId": d.contextID, "status": st})
+		if err != nil {
+			return nil, err
+		}
+		status = []update{{kind: a2a.EventStatusUpdate, state: state, payload: p}}
+	}
+	if state.Terminal() || state.Interrupted() {
+		return append(arts, status...), nil
+	}
+	return append(status, arts...), nil
+}
+
+// diff renders the artifact updates of one task's reconciliation.
+type diff struct {
+	v                 a2a.Version
+	taskID, contextID any
+	// ended: the task is terminal, so its artifacts are complete.
+	ended bool
+}
+
+// artifact lists the updates that bring logged (nil: not in the log) up
+// to the agent's art.
+func (d diff) artifact(logged any, art map[string]any) ([]update, error) {
+	parts, _ := art["parts"].([]any)
+	from := 0
+	if old, ok := logged.(map[string]any); ok {
+		if sameJSON(old, art) {
+			return nil, nil
+		}
+		oldParts, _ := old["parts"].([]any)
+		switch {
+		case !sameJSON(withoutParts(old), withoutParts(art)):
+			return d.whole(art)
+		case prefixOf(parts, oldParts):
+			return nil, nil // a read older than the log
+		case prefixOf(oldParts, parts):
+			from = len(oldParts)
+		default:
+			return d.whole(art)
+		}
+	}
+	if len(parts) == 0 {
+		return d.whole(art)
+	}
+	out := make([]update, 0, len(parts)-from)
+	for i := from; i < len(parts); i++ {
+		chunk := withoutParts(art)
+		chunk["parts"] = []any{parts[i]}
+		p, err := renderEvent(d.v, a2a.EventArtifactUpdate, map[string]any{
+			"taskId": d.taskID, "contextId": d.contextID, "artifact": chunk,
+			"append": i > 0, "lastChunk": d.ended && i == len(parts)-1,
 		})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, update{kind: a2a.EventArtifactUpdate, payload: p})
-	}
-	if st, ok := cur["status"]; ok && !sameJSON(logged["status"], st) {
-		p, err := renderEvent(v, a2a.EventStatusUpdate, map[string]any{"taskId": taskID, "contextId": contextID, "status": st})
+		id, err := partEventID(d.taskID, art["artifactId"], i, parts[i])
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, update{kind: a2a.EventStatusUpdate, state: state, payload: p})
+		out = append(out, update{kind: a2a.EventArtifactUpdate, payload: p, id: id})
 	}
 	return out, nil
+}
+
+// whole replaces the logged artifact with art.
+func (d diff) whole(art map[string]any) ([]update, error) {
+	p, err := renderEvent(d.v, a2a.EventArtifactUpdate, map[string]any{
+		"taskId": d.taskID, "contextId": d.contextID, "artifact": art, "append": false, "lastChunk": d.ended,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []update{{kind: a2a.EventArtifactUpdate, payload: p}}, nil
+}
+
+// partEventID names the artifact update that carries the part at index of
+// an artifact: by its place, not its payload, so that a part repeated
+// later in the artifact is an event of its own, and its lastChunk flag,
+// set once the task ended, does not make the same part a second event.
+func partEventID(taskID, artifactID any, index int, part any) (string, error) {
+	b, err := json.Marshal([]any{"artifact-part", taskID, artifactID, index, part})
+	if err != nil {
+		return "", err
+	}
+	return EventID(b), nil
+}
+
+func withoutParts(art map[string]any) map[string]any {
+	out := make(map[string]any, len(art))
+	for k, v := range art {
+		if k != "parts" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// prefixOf reports whether the parts in head begin all.
+func prefixOf(head, all []any) bool {
+	return len(head) <= len(all) && sameJSON(head, all[:len(head)])
+}
+
+// olderStatus reports whether status st carries a timestamp before the
+// logged one's: a read older than the log.
+func olderStatus(st, logged any) bool {
+	at := func(s any) (time.Time, bool) {
+		m, _ := s.(map[string]any)
+		ts, _ := m["timestamp"].(string)
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		return t, err == nil
+	}
+	a, ok1 := at(st)
+	b, ok2 := at(logged)
+	return ok1 && ok2 && a.Before(b)
 }
 
 // renderEvent renders a 1.0 event object of kind as a result of version v.
@@ -205,8 +333,10 @@ func artifactsByID(list any) map[string]any {
 	arts, _ := list.([]any)
 	out := make(map[string]any, len(arts))
 	for _, a := range arts {
-		if art, ok := a.(map[string]any); ok && art["artifactId"] != nil {
-			out[fmt.Sprint(art["artifactId"])] = art
+		if art, ok := a.(map[string]any); ok {
+			if id, _ := art["artifactId"].(string); id != "" {
+				out[id] = art
+			}
 		}
 	}
 	return out

@@ -155,7 +155,10 @@ type Subscriber struct {
 
 	mu   sync.Mutex
 	held map[store.TaskRef]*holding
-	wg   sync.WaitGroup
+	// waiting counts the native pushes of each task that wait for a read
+	// (inbound.go).
+	waiting map[store.TaskRef]int
+	wg      sync.WaitGroup
 }
 
 // holding is a task this replica follows.
@@ -184,7 +187,7 @@ func NewSubscriber(o SubscriberOptions) (*Subscriber, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Subscriber{o: o, agents: map[string]SourceAgent{}, views: newViews(), retries: newRetries(), log: o.Logger, held: map[store.TaskRef]*holding{}}
+	s := &Subscriber{o: o, agents: map[string]SourceAgent{}, views: newViews(), retries: newRetries(), log: o.Logger, held: map[store.TaskRef]*holding{}, waiting: map[store.TaskRef]int{}}
 	for _, a := range o.Agents {
 		if a.LeaseTTL <= 0 || a.MaxBackoff <= 0 || a.MaxStreamFailures < 1 || a.PollInterval <= 0 || a.ReconcileInterval <= 0 {
 			return nil, fmt.Errorf("push: subscriber: agent %q: lease, backoff, failures and intervals must be positive", a.Name)
@@ -457,9 +460,15 @@ func (f *follower) mode(ctx context.Context) SourceMode {
 
 // params are the params of every call about the task.
 func (f *follower) params() a2a.TaskParams {
-	p := a2a.TaskParams{ID: f.ref.TaskID}
-	if f.a.TenantRouting && f.v == a2a.V10 {
-		p.Tenant = f.tenant
+	return taskParams(f.a, f.v, f.tenant, f.ref.TaskID)
+}
+
+// taskParams are the params of a call about a task whose configs are of
+// version v and tenant's.
+func taskParams(a SourceAgent, v a2a.Version, tenant, taskID string) a2a.TaskParams {
+	p := a2a.TaskParams{ID: taskID}
+	if a.TenantRouting && v == a2a.V10 {
+		p.Tenant = tenant
 	}
 	return p
 }
@@ -675,16 +684,36 @@ func unsupported(err error) bool {
 // missed; done reports that the task ended (or nobody waits for it any
 // more), news that something was published.
 func (f *follower) reconcile(ctx context.Context) (done, news bool, err error) {
-	res, err := f.s.o.Upstream.Call(ctx, f.ref.Agent, f.v, a2a.MethodGetTask, f.params())
+	news, done, err = f.s.read(ctx, f.ref, f.v, f.params(), time.Time{})
+	return done, news, err
+}
+
+// read asks the agent for the task and publishes what the log misses, one
+// read of the task at a time on this replica. A caller that learnt at
+// since that the task changed (a native push) is served by any read sent
+// after then, which shows the change: agents store an event before they
+// push it. The view is held across the call, which the agent's request
+// timeout bounds.
+func (s *Subscriber) read(ctx context.Context, ref store.TaskRef, v a2a.Version, p a2a.TaskParams, since time.Time) (news, done bool, err error) {
+	tv := s.views.lock(ref)
+	defer tv.mu.Unlock()
+	if !since.IsZero() && tv.readAt.After(since) {
+		return false, false, nil
+	}
+	sent := time.Now()
+	res, err := s.o.Upstream.Call(ctx, ref.Agent, v, a2a.MethodGetTask, p)
 	if err != nil {
 		return false, false, err
 	}
 	ev, err := a2a.ParseResult(res)
-	if err != nil || ev.Kind != a2a.EventTask || ev.TaskID != f.ref.TaskID {
-		return false, false, fmt.Errorf("the agent did not answer with task %s", f.ref.TaskID)
+	if err != nil || ev.Kind != a2a.EventTask || ev.TaskID != ref.TaskID {
+		return false, false, fmt.Errorf("the agent did not answer with task %s", ref.TaskID)
 	}
-	news, done, err = f.s.apply(ctx, f.ref, f.v, ev, res)
-	return done, news, err
+	news, done, err = s.applyLocked(ctx, tv, ref, v, ev, res)
+	if err == nil {
+		tv.readAt = sent
+	}
+	return news, done, err
 }
 
 // apply publishes one event of a task, of version v, in order with the
@@ -695,6 +724,11 @@ func (f *follower) reconcile(ctx context.Context) (done, news bool, err error) {
 func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version, ev a2a.Event, payload []byte) (news, done bool, err error) {
 	tv := s.views.lock(ref)
 	defer tv.mu.Unlock()
+	return s.applyLocked(ctx, tv, ref, v, ev, payload)
+}
+
+// applyLocked is apply with the task's view held.
+func (s *Subscriber) applyLocked(ctx context.Context, tv *taskView, ref store.TaskRef, v a2a.Version, ev a2a.Event, payload []byte) (news, done bool, err error) {
 	// Events kept after a failed publication go first, in their order.
 	if err := s.republish(ctx, ref); err != nil {
 		return false, false, err
@@ -733,7 +767,7 @@ func (s *Subscriber) apply(ctx context.Context, ref store.TaskRef, v a2a.Version
 		}
 		pev := Event{
 			Agent: ref.Agent, TaskID: ref.TaskID, ContextID: ev.ContextID, Version: v,
-			Kind: u.kind, State: u.state, Payload: u.payload, At: time.Now(),
+			Kind: u.kind, State: u.state, Payload: u.payload, At: time.Now(), ID: u.id,
 		}
 		if ok && s.o.Observe != nil {
 			s.o.Observe(ctx, pev)

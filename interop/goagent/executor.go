@@ -83,6 +83,9 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	completed := func() error { return e.status(a2a.TaskStateCompleted, "") }
 
 	if rc.StoredTask != nil && rc.StoredTask.Status.State == a2a.TaskStateInputRequired {
+		if len(words) > 0 && words[0] == "stream" {
+			return x.stream(e, words)
+		}
 		return seq(working, func() error { return e.artifact("resumed: " + strings.Join(words, " ")) }, completed)
 	}
 	if err := e.write(a2a.NewSubmittedTask(rc, rc.Message)); err != nil {

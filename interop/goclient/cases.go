@@ -28,6 +28,7 @@ var cases = map[report.Case]caseFunc{
 	report.InputRequired:      caseInputRequired,
 	report.PushConfig:         casePushConfig,
 	report.PushRelay:          casePushRelay,
+	report.PushOrder:          casePushOrder,
 	report.TenantIsolation:    caseTenantIsolation,
 	report.RefusedStream:      caseRefusedStream,
 	report.RefusedResubscribe: caseRefusedResubscribe,

@@ -30,17 +30,9 @@ const pushRelayContentType = "application/json"
 // to the end, each signed by the gateway and carrying the configured
 // token, and that the agent was never given the consumer's URL.
 func casePushRelay(ctx context.Context, e *env) (string, error) {
-	t, err := sendTask(ctx, e, userMessage("input"), "send")
+	t, hook, token, err := inputWithHook(ctx, e)
 	if err != nil {
 		return "", err
-	}
-	hook := e.probe.NewHook(a2a.NewMessageID())
-	token := a2a.NewMessageID()
-	if _, err := e.client.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{
-		TaskID: t.ID,
-		Config: a2a.PushConfig{ID: "cfg-" + hook.ID, URL: hook.URL, Token: token},
-	}); err != nil {
-		return "", fmt.Errorf("create: %w", err)
 	}
 	// The relay's first notification is the task as the relay finds it
 	// when it starts following the task; resuming only then makes what the
@@ -76,6 +68,24 @@ func casePushRelay(ctx context.Context, e *env) (string, error) {
 		return "", fmt.Errorf("the agent was given the consumer's webhook URL (it holds %q)", view.PushURLs)
 	}
 	return fmt.Sprintf("%d notifications in order, signed by the gateway; the agent was given only %q", len(got), view.PushURLs), nil
+}
+
+// inputWithHook starts a task waiting for input and registers a push
+// config for it with a fresh hook and token.
+func inputWithHook(ctx context.Context, e *env) (*a2a.Task, probe.Hook, string, error) {
+	t, err := sendTask(ctx, e, userMessage("input"), "send")
+	if err != nil {
+		return nil, probe.Hook{}, "", err
+	}
+	hook := e.probe.NewHook(a2a.NewMessageID())
+	token := a2a.NewMessageID()
+	if _, err := e.client.SetTaskPushConfig(ctx, &a2a.TaskPushConfig{
+		TaskID: t.ID,
+		Config: a2a.PushConfig{ID: "cfg-" + hook.ID, URL: hook.URL, Token: token},
+	}); err != nil {
+		return nil, probe.Hook{}, "", fmt.Errorf("create: %w", err)
+	}
+	return t, hook, token, nil
 }
 
 // waitDeliveries polls the receiver until what reached the hook satisfies

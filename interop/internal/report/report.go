@@ -39,6 +39,7 @@ const (
 	InputRequired   Case = "input_required"
 	PushConfig      Case = "push_config"
 	PushRelay       Case = "push_relay"
+	PushOrder       Case = "push_order"
 	TenantIsolation Case = "tenant_isolation"
 	// RefusedStream and RefusedResubscribe: streaming methods the gateway
 	// refuses must reach the client as an error, not as an empty stream.
@@ -48,7 +49,7 @@ const (
 )
 
 // Cases lists every case in table order.
-var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, TenantIsolation, RefusedStream, RefusedResubscribe, Dedupe}
+var Cases = []Case{Card, Send, Stream, Get, List, Cancel, Resubscribe, InputRequired, PushConfig, PushRelay, PushOrder, TenantIsolation, RefusedStream, RefusedResubscribe, Dedupe}
 
 var caseTitles = map[Case]string{
 	Card:               "card",
@@ -61,6 +62,7 @@ var caseTitles = map[Case]string{
 	InputRequired:      "input-required",
 	PushConfig:         "push config",
 	PushRelay:          "push relay",
+	PushOrder:          "push order",
 	TenantIsolation:    "tenant isolation",
 	RefusedStream:      "refused stream",
 	RefusedResubscribe: "refused resubscribe",

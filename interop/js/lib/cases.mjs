@@ -7,6 +7,9 @@ import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { artifactTexts, asTask, describeEvent, eventTaskId, sendRequest, stateName, userMessage } from './a2a.mjs';
 
 const STREAM_CHUNKS = 3;
+// The push order case's size: tasks, each streaming this many chunks.
+const PUSH_ORDER_TASKS = 5;
+const PUSH_ORDER_CHUNKS = 10;
 const MAX_LIST_PAGES = 10;
 
 // What a consumer is sent for the push relay case's task, by the version
@@ -85,6 +88,93 @@ async function startHeld(client, signal) {
   const taskId = eventTaskId(seen[0]);
   expect(taskId !== '', `hold: the first event ${describeEvent(seen[0])} names no task`);
   return { it, taskId, seen };
+}
+
+/** Starts a task waiting for input and registers a push config for it with a fresh hook and token. */
+async function inputWithHook(client, probes, signal) {
+  const task = await sendTask(client, userMessage('input'), signal, 'send');
+  const hook = probes.hook();
+  const token = crypto.randomUUID();
+  await step('create', () =>
+    client.createTaskPushNotificationConfig(
+      { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
+      { signal },
+    ),
+  );
+  return { task, hook, token };
+}
+
+/**
+ * Waits for the completed notification of a task with a push config, checks
+ * every delivery (the task's, readable, verified against the gateway's keys,
+ * with the configured token and media type) and returns the notifications in
+ * the order they arrived, each once: a retry repeats its notification's id.
+ */
+async function notifications(probes, { task, hook, token }, contentType, signal) {
+  const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
+    probes.waitFor(
+      () => probes.deliveries(hook.id, signal),
+      (ds) => ds.some((d) => d.state === 'completed'),
+      signal,
+    ),
+  );
+  const got = [];
+  const seen = new Set();
+  deliveries.forEach((d, i) => {
+    const what = `webhook: delivery ${i + 1} (${d.event})`;
+    expect(!d.error, `${what} is unreadable: ${d.error}`);
+    expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
+    expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
+    expect(d.token === token, `${what} does not carry the configured token`);
+    expect(d.contentType.startsWith(contentType), `${what} has Content-Type ${d.contentType}, want ${contentType}`);
+    if (!seen.has(d.id)) {
+      seen.add(d.id);
+      got.push(d.event);
+    }
+  });
+  return got;
+}
+
+/**
+ * Checks notifications, named as the receiver names them, against the order
+ * a stream of the task shows: input-required, working, chunks 1 to n,
+ * completed. Consecutive steps may come as one (a 0.3 consumer's full
+ * task); nothing may repeat, go back or follow the end.
+ */
+function expectInOrder(events, n, what) {
+  let full = '';
+  for (let i = 1; i <= n; i++) {
+    full += `chunk ${i}`;
+  }
+  const rank = { 'input-required': 0, working: 1, completed: 2 };
+  let state = -1;
+  let text = '';
+  events.forEach((ev, i) => {
+    const at = `${what}: notification ${i + 1} of ${JSON.stringify(events)}`;
+    const colon = ev.indexOf(':');
+    const kind = ev.slice(0, colon);
+    const rest = ev.slice(colon + 1);
+    let next = state;
+    let nextText = text;
+    if (kind === 'task') {
+      const open = rest.indexOf(' [');
+      next = rank[open < 0 ? rest : rest.slice(0, open)];
+      nextText = open < 0 ? '' : rest.slice(open + 2).replace(/\]$/, '');
+    } else if (kind === 'status') {
+      next = rank[rest];
+    } else if (kind === 'artifact') {
+      nextText = text + rest;
+    } else {
+      throw new Error(`${at} is a ${kind}`);
+    }
+    expect(state !== rank.completed, `${at} follows the end`);
+    expect(next !== undefined && next >= state, `${at}: the state went back`);
+    expect(full.startsWith(nextText) && nextText.length >= text.length, `${at}: the chunks are not in order`);
+    expect(next !== state || nextText !== text, `${at} repeats the one before`);
+    state = next;
+    text = nextText;
+  });
+  expect(state === rank.completed && text === full, `${what}: the task did not end completed with every chunk: ${JSON.stringify(events)}`);
 }
 
 async function expectTaskNotFound(what, call) {
@@ -290,15 +380,7 @@ export const cases = {
   // lists the push URLs it was given).
   async push_relay({ client, probes, version }, signal) {
     const want = PUSH_RELAY[version];
-    const task = await sendTask(client, userMessage('input'), signal, 'send');
-    const hook = probes.hook();
-    const token = crypto.randomUUID();
-    await step('create', () =>
-      client.createTaskPushNotificationConfig(
-        { tenant: '', id: `cfg-${hook.id}`, taskId: task.id, url: hook.url, token, authentication: undefined },
-        { signal },
-      ),
-    );
+    const { task, hook, token } = await inputWithHook(client, probes, signal);
     // The relay's first notification is the task as the relay finds it when
     // it starts following the task; resuming only then makes what the
     // receiver gets independent of how soon that is.
@@ -307,32 +389,41 @@ export const cases = {
     );
     const done = await sendTask(client, userMessage('resume push', { taskId: task.id, contextId: task.contextId }), signal, 'resume');
     expectState(done, 'completed', 'resume');
-    const deliveries = await step(`webhook: no completed notification for task ${task.id}`, () =>
-      probes.waitFor(
-        () => probes.deliveries(hook.id, signal),
-        (ds) => ds.some((d) => d.state === 'completed'),
-        signal,
-      ),
-    );
-    const got = [];
-    const seen = new Set();
-    deliveries.forEach((d, i) => {
-      const what = `webhook: delivery ${i + 1} (${d.event})`;
-      expect(!d.error, `${what} is unreadable: ${d.error}`);
-      expect(d.verified, `${what}: signature not verified: ${d.signatureError}`);
-      expect(d.taskId === task.id, `${what} is about task ${d.taskId}, want ${task.id}`);
-      expect(d.token === token, `${what} does not carry the configured token`);
-      expect(d.contentType.startsWith(want.contentType), `${what} has Content-Type ${d.contentType}, want ${want.contentType}`);
-      // A retry repeats its notification's id.
-      if (!seen.has(d.id)) {
-        seen.add(d.id);
-        got.push(d.event);
-      }
-    });
+    const got = await notifications(probes, { task, hook, token }, want.contentType, signal);
     expectSequence(got, want.events, 'webhook: notifications');
     const given = (await step('probe', () => probes.task(task.id, signal))).pushUrls;
     expect(!given.includes(hook.url), `the agent was given the consumer's webhook URL (it holds ${JSON.stringify(given)})`);
     return `${got.length} notifications in order, signed by the gateway; the agent was given only ${JSON.stringify(given)}`;
+  },
+
+  // Registers a webhook for each of a few tasks waiting for input, and once
+  // the relay follows them (its first notification), lets each stream its
+  // chunks: the agent pushes them to the gateway while the gateway reads the
+  // task. Every consumer gets its task's chunks in order, each once, the
+  // state never going back, and the end last.
+  async push_order({ client, probes, version }, signal) {
+    const want = PUSH_RELAY[version];
+    const all = [];
+    for (let i = 0; i < PUSH_ORDER_TASKS; i++) {
+      all.push(await inputWithHook(client, probes, signal));
+    }
+    for (const { task, hook } of all) {
+      await step(`webhook: no notification for task ${task.id}`, () =>
+        probes.waitFor(() => probes.deliveries(hook.id, signal), (ds) => ds.length > 0, signal),
+      );
+    }
+    for (const { task } of all) {
+      const message = userMessage(`stream ${PUSH_ORDER_CHUNKS}`, { taskId: task.id, contextId: task.contextId });
+      expectState(await sendTask(client, message, signal, 'resume'), 'completed', 'resume');
+    }
+    let n = 0;
+    for (const followed of all) {
+      const { task } = followed;
+      const got = await notifications(probes, followed, want.contentType, signal);
+      expectInOrder(got, PUSH_ORDER_CHUNKS, `webhook: task ${task.id}`);
+      n += got.length;
+    }
+    return `${PUSH_ORDER_TASKS} tasks of ${PUSH_ORDER_CHUNKS} chunks, ${n} notifications, each task's in order`;
   },
 
   async tenant_isolation({ client, other }, signal) {

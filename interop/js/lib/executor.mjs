@@ -81,6 +81,21 @@ export class ScenarioExecutor {
       ),
     );
 
+    // "stream N": working, N chunks of one artifact, completed.
+    const stream = () => {
+      const n = Math.min(Math.max(Number.parseInt(words[1], 10) || 1, 1), MAX_CHUNKS);
+      const artifactId = crypto.randomUUID();
+      publishStatus(TaskState.TASK_STATE_WORKING);
+      for (let i = 1; i <= n; i++) {
+        publishArtifact(artifactId, `chunk ${i}`, i > 1, i === n);
+      }
+      publishStatus(TaskState.TASK_STATE_COMPLETED);
+    };
+
+    if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED && words[0] === 'stream') {
+      stream();
+      return;
+    }
     if (ctx.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       publishStatus(TaskState.TASK_STATE_WORKING);
       publishArtifact(crypto.randomUUID(), `resumed: ${words.join(' ')}`, false, true);
@@ -92,16 +107,9 @@ export class ScenarioExecutor {
       case 'input':
         publishStatus(TaskState.TASK_STATE_INPUT_REQUIRED, 'need more input');
         return;
-      case 'stream': {
-        const n = Math.min(Math.max(Number.parseInt(words[1], 10) || 1, 1), MAX_CHUNKS);
-        const artifactId = crypto.randomUUID();
-        publishStatus(TaskState.TASK_STATE_WORKING);
-        for (let i = 1; i <= n; i++) {
-          publishArtifact(artifactId, `chunk ${i}`, i > 1, i === n);
-        }
-        publishStatus(TaskState.TASK_STATE_COMPLETED);
+      case 'stream':
+        stream();
         return;
-      }
       case 'hold': {
         // Registered before "working" is published: a client that has seen
         // "working" can always release the task.
