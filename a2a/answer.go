@@ -1,0 +1,790 @@
+package a2a
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Agent answers are read as strictly as requests. An agent may answer one
+// tenant with another tenant's task; the gateway sees that only if it reads
+// every id the caller's SDK may read. So an answer or stream event is
+// refused (INVALID_AGENT_RESPONSE) unless it is unambiguous:
+//
+//   - valid JSON in which no object, at any depth, has a member twice
+//     (escapes decoded: "\u0069d" is "id"), member names valid UTF-8;
+//   - the caller's binding: a JSON-RPC envelope (jsonrpc "2.0", the
+//     request's id, exactly one of result and error, nothing else) on
+//     JSON-RPC, a bare result on REST;
+//   - the caller's version: 1.0 member-name wrappers (exactly one) or bare
+//     tasks without `kind`; 0.3 `kind` objects or legacy bare shapes;
+//   - only the members the protocol defines at the top of a task, message
+//     or event, none in another letter case or as a second spelling, and the
+//     task and context ids of nested messages (status.message, history)
+//     the same as the task's own;
+//   - for the operations that answer with a task, message or event (send,
+//     stream, get, cancel, subscribe), one of those.
+//
+// Agent errors are never relayed as sent: error.data, REST details and the
+// agent's message may carry ids the gateway cannot judge. AgentError gives
+// the gateway's own error for the agent's code instead.
+
+// ErrAmbiguousAnswer means an answer the gateway cannot read unambiguously.
+var ErrAmbiguousAnswer = errors.New("agent answer is ambiguous")
+
+func ambiguous(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: %s", ErrNotA2A, ErrAmbiguousAnswer, fmt.Sprintf(format, args...))
+}
+
+// The members the protocol defines at the top of each object the gateway
+// reads ids from; anything else there is refused.
+var (
+	rpcAnswerKeys = members("jsonrpc", "id", "result", "error")
+	wrapperKeys   = members("task", "message", "statusUpdate", "artifactUpdate")
+	// kindKey and jsonrpcKey find a member whose presence alone decides.
+	kindKey    = members("kind")
+	jsonrpcKey = members("jsonrpc")
+	taskKeys   = members("id", "contextId", "status", "artifacts", "history", "metadata", "kind", "sessionId")
+	// messageKeys' ids: messageObjectKeys[6] is taskId, [7] contextId; 0.3
+	// REST (proto JSON) spells parts "content".
+	messageObjectKeys = members("messageId", "role", "parts", "metadata", "extensions", "referenceTaskIds", "taskId", "contextId", "kind", "content")
+	statusEventKeys   = members("taskId", "contextId", "status", "final", "metadata", "kind", "id")
+	artifactEventKeys = members("taskId", "contextId", "artifact", "append", "lastChunk", "metadata", "kind", "id")
+	// taskStatusKeys: 0.3 proto JSON names status.message "update".
+	taskStatusKeys = members("state", "message", "timestamp", "update")
+	listResultKeys = members("tasks", "nextPageToken", "pageSize", "totalSize")
+)
+
+// ReadAnswer reads one agent answer to op (a whole JSON body of a 2xx REST
+// answer or any JSON-RPC answer, or one SSE data payload) and returns the
+// event and the bare result (nil for an error response, "null" for a null
+// result). An error means the answer must not reach the caller.
+func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
+	if err := checkJSON(payload); err != nil {
+		return Event{}, nil, err
+	}
+	result := payload
+	if op.Binding == BindingJSONRPC {
+		var code int
+		var err error
+		if result, code, err = unwrapAnswer(payload, op.RPCID); err != nil {
+			return Event{}, nil, err
+		}
+		if result == nil {
+			return Event{Kind: EventError, ErrorCode: code}, nil, nil
+		}
+	} else {
+		var v [1][]byte
+		if seen, err := pickSeen(payload, jsonrpcKey, v[:]); isObject(payload) && (err != nil || seen != 0) {
+			return Event{}, nil, ambiguous("a JSON-RPC envelope on the REST binding")
+		}
+	}
+	ev, err := readVersioned(op.Version, result)
+	if err != nil {
+		return Event{}, nil, err
+	}
+	if ev.Kind == EventNone && answersWithTask(op.Method) {
+		return Event{}, nil, ambiguous("no task, message or event in the answer to %s", op.Method)
+	}
+	return ev, result, nil
+}
+
+func answersWithTask(m Method) bool {
+	switch m {
+	case MethodSend, MethodStream, MethodGetTask, MethodCancelTask, MethodSubscribe:
+		return true
+	}
+	return false
+}
+
+// unwrapAnswer checks a JSON-RPC envelope against the request's id.
+func unwrapAnswer(b []byte, reqID []byte) (result []byte, code int, err error) {
+	var v [4][]byte
+	seen, err := pickSeen(b, rpcAnswerKeys, v[:])
+	if err != nil {
+		return nil, 0, ambiguous("JSON-RPC envelope: %v", err)
+	}
+	if err := onlyMembers(b, rpcAnswerKeys); err != nil {
+		return nil, 0, err
+	}
+	if s, _ := jsonString(v[0], "jsonrpc"); s != "2.0" {
+		return nil, 0, ambiguous(`JSON-RPC envelope without "jsonrpc": "2.0"`)
+	}
+	if !sameRPCID(v[1], reqID) {
+		return nil, 0, ambiguous("JSON-RPC id does not match the request's")
+	}
+	const hasResult, hasError = 1 << 2, 1 << 3
+	switch seen & (hasResult | hasError) {
+	case hasResult:
+		if v[2] == nil {
+			return []byte("null"), 0, nil
+		}
+		return v[2], 0, nil
+	case hasError:
+		if code, ok := rpcErrorCode(v[3]); ok {
+			return nil, code, nil
+		}
+		return nil, 0, ambiguous("JSON-RPC error without an integer code")
+	}
+	return nil, 0, ambiguous("JSON-RPC envelope needs exactly one of result and error")
+}
+
+// sameRPCID compares an answer's id with the request's: strings by value,
+// numbers and null by their text.
+func sameRPCID(got, want []byte) bool {
+	want = bytes.TrimSpace(want)
+	if len(want) == 0 {
+		want = []byte("null")
+	}
+	if got == nil {
+		got = []byte("null")
+	}
+	if len(got) > 0 && got[0] == '"' && want[0] == '"' {
+		g, err1 := jsonString(got, "id")
+		w, err2 := jsonString(want, "id")
+		return err1 == nil && err2 == nil && g == w
+	}
+	return bytes.Equal(got, want)
+}
+
+func rpcErrorCode(obj []byte) (int, bool) {
+	if !isObject(obj) {
+		return 0, false
+	}
+	var c [1][]byte
+	if pick(obj, errorKeys, c[:]) != nil {
+		return 0, false
+	}
+	return jsonInt(c[0])
+}
+
+// jsonInt reads a JSON integer of at most 9 digits.
+func jsonInt(raw []byte) (int, bool) {
+	neg := len(raw) > 0 && raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || len(raw) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// readVersioned reads a bare result in the shapes of version v only.
+func readVersioned(v Version, b []byte) (Event, error) {
+	if !isObject(b) {
+		if string(b) == "null" {
+			return Event{Kind: EventNone}, nil
+		}
+		return Event{}, ambiguous("result is not an object")
+	}
+	var w [4][]byte
+	wrapped, err := pickSeen(b, wrapperKeys, w[:])
+	if err != nil {
+		return Event{}, ambiguous("result: %v", err)
+	}
+	var k [1][]byte
+	hasKind, err := pickSeen(b, kindKey, k[:])
+	if err != nil {
+		return Event{}, ambiguous("result: %v", err)
+	}
+	switch {
+	case wrapped != 0 && v != V10:
+		return Event{}, ambiguous("a 1.0 result on a %s call", v)
+	case hasKind != 0 && v == V10:
+		return Event{}, ambiguous("a 0.3 kind result on a 1.0 call")
+	case wrapped != 0:
+		if wrapped&(wrapped-1) != 0 {
+			return Event{}, ambiguous("more than one result member")
+		}
+		if err := onlyMembers(b, wrapperKeys); err != nil {
+			return Event{}, err
+		}
+		for i, inner := range w {
+			if inner != nil {
+				return readObject(V10, EventTask+EventKind(i), inner)
+			}
+		}
+		return Event{}, ambiguous("null result member")
+	}
+	ev, err := parseResult(b, 0)
+	if err != nil {
+		return Event{}, ambiguous("result: %v", err)
+	}
+	if ev.Kind == EventNone {
+		return ev, nil
+	}
+	if v == V10 && ev.Kind != EventTask {
+		// 1.0 answers with a bare object only for GetTask and CancelTask.
+		return Event{}, ambiguous("a bare %s on a 1.0 call", ev.Kind)
+	}
+	return readObject(v, ev.Kind, b)
+}
+
+// readObject reads a task, message or event object strictly.
+func readObject(v Version, kind EventKind, b []byte) (Event, error) {
+	if !isObject(b) {
+		return Event{}, ambiguous("%s is not an object", kind)
+	}
+	var keys []member
+	switch kind {
+	case EventTask:
+		keys = taskKeys
+	case EventMessage:
+		keys = messageObjectKeys
+	case EventStatusUpdate:
+		keys = statusEventKeys
+	default:
+		keys = artifactEventKeys
+	}
+	if err := onlyMembers(b, keys); err != nil {
+		return Event{}, err
+	}
+	var raw [10][]byte
+	if err := pick(b, keys, raw[:len(keys)]); err != nil {
+		return Event{}, ambiguous("%s: %v", kind, err)
+	}
+	if v == V10 {
+		var k [1][]byte
+		if seen, _ := pickSeen(b, kindKey, k[:]); seen != 0 {
+			return Event{}, ambiguous("a 0.3 kind inside a 1.0 result")
+		}
+	}
+	var ev Event
+	var err error
+	switch kind {
+	case EventTask:
+		if raw[1] != nil && raw[7] != nil {
+			return Event{}, ambiguous("task with both contextId and sessionId")
+		}
+		ev, err = readTask(raw[0], raw[1], raw[2], raw[7])
+		if err == nil {
+			err = sameIDsIn(ev, raw[4], true)
+		}
+	case EventMessage:
+		ev, err = readRefs(EventMessage, raw[6], raw[7])
+	case EventStatusUpdate:
+		task := raw[0]
+		if task == nil {
+			task = raw[6] // legacy {id, status, final}
+		} else if raw[6] != nil {
+			return Event{}, ambiguous("status update with both taskId and id")
+		}
+		ev, err = readStatus(task, raw[1], raw[2], raw[3])
+	default:
+		task := raw[0]
+		if task == nil {
+			task = raw[7]
+		} else if raw[7] != nil {
+			return Event{}, ambiguous("artifact update with both taskId and id")
+		}
+		ev, err = readRefs(EventArtifactUpdate, task, raw[1])
+	}
+	if err != nil {
+		return Event{}, ambiguous("%s: %v", kind, err)
+	}
+	if kind == EventTask || kind == EventStatusUpdate {
+		if err := statusMessageIDs(ev, raw[2]); err != nil {
+			return Event{}, err
+		}
+	}
+	return ev, nil
+}
+
+// statusMessageIDs checks the message of a task status.
+func statusMessageIDs(ev Event, status []byte) error {
+	if status == nil {
+		return nil
+	}
+	if !isObject(status) {
+		return ambiguous("status is not an object")
+	}
+	if err := onlyMembers(status, taskStatusKeys); err != nil {
+		return err
+	}
+	var s [4][]byte
+	if err := pick(status, taskStatusKeys, s[:]); err != nil {
+		return ambiguous("status: %v", err)
+	}
+	if s[1] != nil && s[3] != nil {
+		return ambiguous("status with both message and update")
+	}
+	msg := s[1]
+	if msg == nil {
+		msg = s[3]
+	}
+	return sameIDsIn(ev, msg, false)
+}
+
+// sameIDsIn checks that the message (or, with list, each message of the
+// array) names no task or context but ev's: a nested id is one more place
+// a caller may read an id from.
+func sameIDsIn(ev Event, raw []byte, list bool) error {
+	if raw == nil {
+		return nil
+	}
+	if !list {
+		return sameIDs(ev, raw)
+	}
+	if raw[0] != '[' {
+		return ambiguous("history is not an array")
+	}
+	return eachElement(raw, func(m []byte) error { return sameIDs(ev, m) })
+}
+
+func sameIDs(ev Event, msg []byte) error {
+	if !isObject(msg) {
+		return ambiguous("message is not an object")
+	}
+	var m [10][]byte
+	if err := pick(msg, messageObjectKeys, m[:]); err != nil {
+		return ambiguous("nested message: %v", err)
+	}
+	t, err1 := jsonString(m[6], "taskId")
+	c, err2 := jsonString(m[7], "contextId")
+	if err1 != nil || err2 != nil || t != "" && t != ev.TaskID || c != "" && c != ev.ContextID {
+		return ambiguous("a nested message names another task or context")
+	}
+	return nil
+}
+
+// ReadListTasks reads a ListTasks result of version v: the raw tasks, each
+// read as strictly as a GetTask answer, with their ids, and the agent's
+// next page token.
+func ReadListTasks(v Version, result []byte) (tasks [][]byte, ids []string, next string, err error) {
+	if err := checkJSON(result); err != nil {
+		return nil, nil, "", err
+	}
+	if !isObject(result) {
+		return nil, nil, "", ambiguous("ListTasks result is not an object")
+	}
+	if err := onlyMembers(result, listResultKeys); err != nil {
+		return nil, nil, "", err
+	}
+	var raw [4][]byte
+	if err := pick(result, listResultKeys, raw[:]); err != nil {
+		return nil, nil, "", ambiguous("ListTasks result: %v", err)
+	}
+	if next, err = jsonString(raw[1], "nextPageToken"); err != nil {
+		return nil, nil, "", ambiguous("ListTasks result: %v", err)
+	}
+	if raw[0] == nil {
+		return nil, nil, next, nil
+	}
+	if raw[0][0] != '[' {
+		return nil, nil, "", ambiguous("ListTasks tasks is not an array")
+	}
+	err = eachElement(raw[0], func(t []byte) error {
+		ev, err := readVersioned(v, t)
+		if err != nil {
+			return err
+		}
+		if ev.Kind != EventTask || ev.TaskID == "" {
+			return ambiguous("ListTasks lists something other than a task")
+		}
+		tasks = append(tasks, t)
+		ids = append(ids, ev.TaskID)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return tasks, ids, next, nil
+}
+
+// AgentError is the gateway's error for an error the agent answered with
+// code (a JSON-RPC code): the protocol's error with the gateway's message
+// when the code is one of the protocol's, else INTERNAL. Nothing of the
+// agent's message or data is kept, so an agent's TaskNotFound reads the
+// same as the gateway's own.
+func AgentError(code int) *Error {
+	for _, e := range agentErrors {
+		if e.Code == code {
+			return e
+		}
+	}
+	return agentInternal
+}
+
+var agentInternal = ErrInternal.WithMessage("the agent reported an error")
+
+// agentErrors are the protocol's errors an agent may answer with; the
+// gateway's own codes are not among them.
+var agentErrors = []*Error{
+	ErrParse, ErrInvalidRequest, ErrMethodNotFound, ErrInvalidParams, ErrInternal, ErrTaskNotFound,
+	ErrTaskNotCancelable, ErrPushNotSupported, ErrUnsupportedOperation, ErrContentTypeUnsupported,
+	ErrInvalidAgentResponse, ErrExtendedCardNotConfigured, ErrVersionNotSupported,
+}
+
+// restErrorKeys and errorInfoKeys read a REST error answer.
+var (
+	restErrorKeys   = members("error", "code")
+	restStatusKeys  = members("details")
+	errorInfoKeys   = members("@type", "reason", "domain")
+	errorInfoTypeV1 = "type.googleapis.com/google.rpc.ErrorInfo"
+)
+
+// ReadRESTError reads the code of a REST error answer of version v: 1.0
+// the reason of the google.rpc.Status ErrorInfo, 0.3 the JSON-RPC code.
+// What it cannot read is code 0, which AgentError makes INTERNAL.
+func ReadRESTError(v Version, body []byte) Event {
+	ev := Event{Kind: EventError}
+	if checkJSON(body) != nil || !isObject(body) {
+		return ev
+	}
+	var top [2][]byte
+	if pick(body, restErrorKeys, top[:]) != nil {
+		return ev
+	}
+	if v != V10 {
+		ev.ErrorCode, _ = jsonInt(top[1])
+		return ev
+	}
+	var d [1][]byte
+	if top[0] == nil || !isObject(top[0]) || pick(top[0], restStatusKeys, d[:]) != nil || d[0] == nil || d[0][0] != '[' {
+		return ev
+	}
+	_ = eachElement(d[0], func(item []byte) error {
+		var info [3][]byte
+		if !isObject(item) || pick(item, errorInfoKeys, info[:]) != nil {
+			return nil
+		}
+		typ, _ := jsonString(info[0], "@type")
+		reason, _ := jsonString(info[1], "reason")
+		domain, _ := jsonString(info[2], "domain")
+		if typ != errorInfoTypeV1 || domain != ErrorDomain {
+			return nil
+		}
+		for _, e := range agentErrors {
+			if e.Reason == reason {
+				ev.ErrorCode = e.Code
+				return errStop
+			}
+		}
+		return nil
+	})
+	return ev
+}
+
+var errStop = errors.New("stop")
+
+// onlyMembers refuses an object with a member not in keys (by name or
+// alias); the object must already have been checked by checkJSON.
+func onlyMembers(b []byte, keys []member) error {
+	return eachMember(b, func(name string, _ []byte) error {
+		for _, k := range keys {
+			if name == k.name || name == k.alias {
+				return nil
+			}
+		}
+		return ambiguous("unexpected member %q", clipName(name))
+	})
+}
+
+func clipName(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "..."
+	}
+	return s
+}
+
+// eachMember calls fn with each member of the object b (valid JSON).
+func eachMember(b []byte, fn func(name string, val []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		keyEnd := stringEnd(b, i)
+		if keyEnd < 0 {
+			return errNotObject
+		}
+		name, err := memberName(b[i+1 : keyEnd-1])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(b, skipSpace(b, keyEnd)+1)
+		end := valueEnd(b, i)
+		if end < 0 {
+			return errNotObject
+		}
+		if err := fn(name, b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// eachElement calls fn with each element of the array b (valid JSON);
+// errStop ends the walk early without an error.
+func eachElement(b []byte, fn func(val []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return errNotObject
+	}
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		end := valueEnd(b, i)
+		if end < 0 {
+			return errNotObject
+		}
+		if err := fn(b[i:end]); err != nil {
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// checkJSON validates b as JSON in one pass and refuses an object with a
+// member twice at any depth: decoders disagree on which one counts. It
+// needs no recursion, so nesting is bounded only by the answer's size.
+func checkJSON(b []byte) error {
+	var c jsonChecker
+	return c.check(b)
+}
+
+// smallObject is the member count up to which an object's names are
+// compared pairwise; larger objects use a set.
+const smallObject = 16
+
+type jsonFrame struct {
+	object bool
+	keys   int // index in jsonChecker.keys of the object's first name
+	set    map[string]struct{}
+}
+
+type jsonChecker struct {
+	stack []jsonFrame
+	keys  [][]byte
+}
+
+var errJSON = fmt.Errorf("%w: invalid JSON", ErrNotA2A)
+
+func (c *jsonChecker) check(b []byte) error {
+	i := skipSpace(b, 0)
+	for {
+		// A value starts at i.
+		if i >= len(b) {
+			return errJSON
+		}
+		switch b[i] {
+		case '{', '[':
+			obj := b[i] == '{'
+			c.stack = append(c.stack, jsonFrame{object: obj, keys: len(c.keys)})
+			i = skipSpace(b, i+1)
+			if i < len(b) && (obj && b[i] == '}' || !obj && b[i] == ']') {
+				c.pop()
+				i++
+				break
+			}
+			if obj {
+				var err error
+				if i, err = c.member(b, i); err != nil {
+					return err
+				}
+			}
+			continue
+		case '"':
+			end, _ := scanString(b, i)
+			if end < 0 {
+				return errJSON
+			}
+			i = end
+		case 't':
+			i = literal(b, i, "true")
+		case 'f':
+			i = literal(b, i, "false")
+		case 'n':
+			i = literal(b, i, "null")
+		default:
+			i = scanNumber(b, i)
+		}
+		if i < 0 {
+			return errJSON
+		}
+		// After a value: close containers, or move to the next element.
+		for {
+			i = skipSpace(b, i)
+			if len(c.stack) == 0 {
+				if i != len(b) {
+					return errJSON
+				}
+				return nil
+			}
+			if i >= len(b) {
+				return errJSON
+			}
+			top := &c.stack[len(c.stack)-1]
+			if b[i] == ',' {
+				i = skipSpace(b, i+1)
+				if top.object {
+					var err error
+					if i, err = c.member(b, i); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if top.object && b[i] == '}' || !top.object && b[i] == ']' {
+				c.pop()
+				i++
+				continue
+			}
+			return errJSON
+		}
+	}
+}
+
+func (c *jsonChecker) pop() {
+	top := c.stack[len(c.stack)-1]
+	c.keys = c.keys[:top.keys]
+	c.stack = c.stack[:len(c.stack)-1]
+}
+
+// member reads a member name and its colon, records the name in the
+// innermost object and returns where the value starts.
+func (c *jsonChecker) member(b []byte, i int) (int, error) {
+	end, escaped := scanString(b, i)
+	if end < 0 {
+		return 0, errJSON
+	}
+	name := b[i+1 : end-1]
+	if escaped {
+		s, err := memberName(name)
+		if err != nil {
+			return 0, errJSON
+		}
+		name = []byte(s)
+	}
+	if !utf8.Valid(name) {
+		return 0, ambiguous("member name is not UTF-8")
+	}
+	top := &c.stack[len(c.stack)-1]
+	if top.set != nil {
+		if _, dup := top.set[string(name)]; dup {
+			return 0, ambiguous("member %q appears twice", clipName(string(name)))
+		}
+		top.set[string(name)] = struct{}{}
+	} else {
+		for _, k := range c.keys[top.keys:] {
+			if bytes.Equal(k, name) {
+				return 0, ambiguous("member %q appears twice", clipName(string(name)))
+			}
+		}
+		c.keys = append(c.keys, name)
+		if len(c.keys)-top.keys > smallObject {
+			top.set = make(map[string]struct{}, 2*smallObject)
+			for _, k := range c.keys[top.keys:] {
+				top.set[string(k)] = struct{}{}
+			}
+		}
+	}
+	i = skipSpace(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return 0, errJSON
+	}
+	return skipSpace(b, i+1), nil
+}
+
+// scanString returns the index just past the valid JSON string at b[i],
+// or -1, and whether it holds escapes.
+func scanString(b []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, escaped
+		case c == '\\':
+			escaped = true
+			j++
+			if j >= len(b) {
+				return -1, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return -1, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return -1, false
+					}
+				}
+				j += 4
+			default:
+				return -1, false
+			}
+		case c < 0x20:
+			return -1, false
+		}
+	}
+	return -1, false
+}
+
+func literal(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanNumber returns the index just past the JSON number at b[i], or -1.
+func scanNumber(b []byte, i int) int {
+	digits := func(j int) int {
+		k := j
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return -1
+		}
+		return k
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if i = digits(i); i < 0 {
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		if i = digits(i + 1); i < 0 {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i = digits(i); i < 0 {
+			return -1
+		}
+	}
+	return i
+}
