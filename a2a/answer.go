@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -362,7 +363,7 @@ func sameIDs(ev Event, msg []byte) error {
 // ReadListTasks reads a ListTasks result of version v: the raw tasks, each
 // read as strictly as a GetTask answer, with their ids, and the agent's
 // next page token.
-func ReadListTasks(v Version, result []byte) (tasks [][]byte, ids []string, next string, err error) {
+func ReadListTasks(v Version, result []byte) (tasks []json.RawMessage, ids []string, next string, err error) {
 	if err := checkJSON(result); err != nil {
 		return nil, nil, "", err
 	}
@@ -386,6 +387,10 @@ func ReadListTasks(v Version, result []byte) (tasks [][]byte, ids []string, next
 		return nil, nil, "", ambiguous("ListTasks tasks is not an array")
 	}
 	err = eachElement(raw[0], func(t []byte) error {
+		var w [4][]byte
+		if seen, _ := pickSeen(t, wrapperKeys, w[:]); seen != 0 {
+			return ambiguous("ListTasks lists a wrapped result")
+		}
 		ev, err := readVersioned(v, t)
 		if err != nil {
 			return err
@@ -667,6 +672,9 @@ func (c *jsonChecker) pop() {
 // member reads a member name and its colon, records the name in the
 // innermost object and returns where the value starts.
 func (c *jsonChecker) member(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, errJSON
+	}
 	end, escaped := scanString(b, i)
 	if end < 0 {
 		return 0, errJSON
@@ -709,8 +717,8 @@ func (c *jsonChecker) member(b []byte, i int) (int, error) {
 	return skipSpace(b, i+1), nil
 }
 
-// scanString returns the index just past the valid JSON string at b[i],
-// or -1, and whether it holds escapes.
+// scanString returns the index just past the valid JSON string at b[i]
+// ('"'), or -1, and whether it holds escapes.
 func scanString(b []byte, i int) (int, bool) {
 	escaped := false
 	for j := i + 1; j < len(b); j++ {
