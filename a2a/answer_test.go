@@ -37,7 +37,9 @@ const (
 	status10 = `{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"}}`
 )
 
-func rpc(id, result string) string { return `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}` }
+func rpc(id, result string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`
+}
 
 // TestReadAnswerAccepts: the shapes each version and binding defines are
 // read, with their ids.
