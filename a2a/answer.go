@@ -441,29 +441,50 @@ var (
 )
 
 // ReadRESTError reads the code of a REST error answer of version v: 1.0
-// the reason of the google.rpc.Status ErrorInfo, 0.3 the JSON-RPC code.
-// What it cannot read is code 0, which AgentError makes INTERNAL.
-func ReadRESTError(v Version, body []byte) Event {
+// the reason of the google.rpc.Status ErrorInfo, 0.3 the JSON-RPC code;
+// code 0, which AgentError makes INTERNAL, when it names none the gateway
+// knows. An answer that is not such an error, or not unambiguously, is
+// refused like any other.
+func ReadRESTError(v Version, body []byte) (Event, error) {
 	ev := Event{Kind: EventError}
-	if checkJSON(body) != nil || !isObject(body) {
-		return ev
+	if err := checkJSON(body); err != nil {
+		return Event{}, err
+	}
+	if !isObject(body) {
+		return Event{}, ambiguous("REST error is not an object")
 	}
 	var top [2][]byte
-	if pick(body, restErrorKeys, top[:]) != nil {
-		return ev
+	if err := pick(body, restErrorKeys, top[:]); err != nil {
+		return Event{}, ambiguous("REST error: %v", err)
 	}
 	if v != V10 {
-		ev.ErrorCode, _ = jsonInt(top[1])
-		return ev
+		code, ok := jsonInt(top[1])
+		if !ok {
+			return Event{}, ambiguous("REST error without an integer code")
+		}
+		ev.ErrorCode = code
+		return ev, nil
 	}
 	var d [1][]byte
-	if top[0] == nil || !isObject(top[0]) || pick(top[0], restStatusKeys, d[:]) != nil || d[0] == nil || d[0][0] != '[' {
-		return ev
+	if top[0] == nil || !isObject(top[0]) {
+		return Event{}, ambiguous("REST error without a google.rpc.Status")
 	}
-	_ = eachElement(d[0], func(item []byte) error {
+	if err := pick(top[0], restStatusKeys, d[:]); err != nil {
+		return Event{}, ambiguous("REST error: %v", err)
+	}
+	if d[0] == nil {
+		return ev, nil
+	}
+	if d[0][0] != '[' {
+		return Event{}, ambiguous("REST error details is not an array")
+	}
+	err := eachElement(d[0], func(item []byte) error {
 		var info [3][]byte
-		if !isObject(item) || pick(item, errorInfoKeys, info[:]) != nil {
-			return nil
+		if !isObject(item) {
+			return ambiguous("REST error detail is not an object")
+		}
+		if err := pick(item, errorInfoKeys, info[:]); err != nil {
+			return ambiguous("REST error detail: %v", err)
 		}
 		typ, _ := jsonString(info[0], "@type")
 		reason, _ := jsonString(info[1], "reason")
@@ -479,7 +500,10 @@ func ReadRESTError(v Version, body []byte) Event {
 		}
 		return nil
 	})
-	return ev
+	if err != nil {
+		return Event{}, err
+	}
+	return ev, nil
 }
 
 var errStop = errors.New("stop")

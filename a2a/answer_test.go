@@ -275,16 +275,35 @@ func TestReadRESTError(t *testing.T) {
 		{"1.0 status", V10, `{"error":{"code":404,"status":"NOT_FOUND","message":"` + foreign + `","details":[{"@type":"x"},` + info("TASK_NOT_FOUND") + `]}}`, -32001},
 		{"1.0 unknown reason", V10, `{"error":{"code":404,"details":[` + info("NO_SUCH_THING") + `]}}`, 0},
 		{"1.0 foreign domain", V10, `{"error":{"code":404,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"example.com"}]}}`, 0},
-		{"1.0 duplicate details", V10, `{"error":{"details":[` + info("TASK_NOT_FOUND") + `],"details":[]}}`, 0},
+		{"1.0 no details", V10, `{"error":{"code":500,"message":"` + foreign + `"}}`, 0},
 		{"0.3 code", V03, `{"code":-32002,"message":"` + foreign + `"}`, -32002},
-		{"0.3 case variant", V03, `{"code":-32002,"Code":-32001}`, 0},
-		{"not JSON", V10, `<html>` + foreign, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := ReadRESTError(tc.v, []byte(tc.body))
-			if ev.Kind != EventError || ev.ErrorCode != tc.code {
-				t.Fatalf("read %+v, want code %d", ev, tc.code)
+			ev, err := ReadRESTError(tc.v, []byte(tc.body))
+			if err != nil || ev.Kind != EventError || ev.ErrorCode != tc.code {
+				t.Fatalf("read %+v, %v; want code %d", ev, err, tc.code)
+			}
+		})
+	}
+	refused := []struct {
+		name string
+		v    Version
+		body string
+	}{
+		{"1.0 duplicate details", V10, `{"error":{"details":[` + info("TASK_NOT_FOUND") + `],"details":[]}}`},
+		{"1.0 duplicate reason", V10, `{"error":{"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","reason":"INTERNAL","domain":"a2a-protocol.org"}]}}`},
+		{"1.0 Error", V10, `{"Error":{"code":404}}`},
+		{"1.0 details not a list", V10, `{"error":{"details":{"id":"` + foreign + `"}}}`},
+		{"1.0 not a Status", V10, `{"code":-32001}`},
+		{"0.3 case variant", V03, `{"code":-32002,"Code":-32001}`},
+		{"0.3 no code", V03, `{"message":"` + foreign + `"}`},
+		{"not JSON", V10, `<html>` + foreign},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			if ev, err := ReadRESTError(tc.v, []byte(tc.body)); err == nil {
+				t.Fatalf("read %+v", ev)
 			}
 		})
 	}

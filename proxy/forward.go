@@ -153,7 +153,11 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	if resp.StatusCode >= 300 && s.Op.Binding == a2a.BindingREST {
 		// The agent's details and message may name any task: the caller
 		// gets the gateway's error for the agent's code instead.
-		a2a.WriteRESTError(w, s.Op.Version, a2a.AgentError(a2a.ReadRESTError(s.Op.Version, body).ErrorCode))
+		ev, err := a2a.ReadRESTError(s.Op.Version, body)
+		if err != nil {
+			return &upstreamFailure{err: fmt.Errorf("agent error answer refused: %w", err), a2aErr: a2a.ErrInvalidAgentResponse}
+		}
+		a2a.WriteRESTError(w, s.Op.Version, a2a.AgentError(ev.ErrorCode))
 		return nil
 	}
 	ev, _, err := parsePayload(s, body)
