@@ -18,8 +18,9 @@ import (
 //   - the caller's binding: a JSON-RPC envelope (jsonrpc "2.0", the
 //     request's id, exactly one of result and error, nothing else) on
 //     JSON-RPC, a bare result on REST;
-//   - the caller's version: 1.0 member-name wrappers (exactly one) or bare
-//     tasks without `kind`; 0.3 `kind` objects or legacy bare shapes;
+//   - the caller's version and binding: 1.0 and 0.3 REST (protobuf JSON)
+//     member-name wrappers (exactly one) or bare tasks, without `kind`;
+//     0.3 JSON-RPC `kind` objects or legacy bare shapes, without wrappers;
 //   - only the members the protocol defines at the top of a task, message
 //     or event, none in another letter case or as a second spelling, and the
 //     task and context ids of nested messages (status.message, history)
@@ -42,7 +43,9 @@ func ambiguous(format string, args ...any) error {
 // reads ids from; anything else there is refused.
 var (
 	rpcAnswerKeys = members("jsonrpc", "id", "result", "error")
-	wrapperKeys   = members("task", "message", "statusUpdate", "artifactUpdate")
+	// wrapperKeys: 0.3 protobuf JSON also reads a message result as "msg".
+	wrapperKeys  = members("task", "message", "statusUpdate", "artifactUpdate", "msg")
+	wrapperKinds = [...]EventKind{EventTask, EventMessage, EventStatusUpdate, EventArtifactUpdate, EventMessage}
 	// kindKey and jsonrpcKey find a member whose presence alone decides.
 	kindKey    = members("kind")
 	jsonrpcKey = members("jsonrpc")
@@ -62,6 +65,9 @@ var (
 // event and the bare result (nil for an error response, "null" for a null
 // result). An error means the answer must not reach the caller.
 func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
+	if op.Binding == BindingREST && !answersWithTask(op.Method) && len(bytes.TrimSpace(payload)) == 0 {
+		return Event{Kind: EventNone}, payload, nil
+	}
 	if err := checkJSON(payload); err != nil {
 		return Event{}, nil, err
 	}
@@ -81,7 +87,11 @@ func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
 			return Event{}, nil, ambiguous("a JSON-RPC envelope on the REST binding")
 		}
 	}
-	ev, err := readVersioned(op.Version, result)
+	if !answersWithTask(op.Method) && !isObject(result) {
+		// Push config lists are arrays; a REST delete may answer nothing.
+		return Event{Kind: EventNone}, result, nil
+	}
+	ev, err := readVersioned(protoJSON(op), result)
 	if err != nil {
 		return Event{}, nil, err
 	}
@@ -89,6 +99,13 @@ func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
 		return Event{}, nil, ambiguous("no task, message or event in the answer to %s", op.Method)
 	}
 	return ev, result, nil
+}
+
+// protoJSON reports whether op's answers discriminate results by member
+// name (1.0, and 0.3 REST, which is the protobuf JSON of 0.3 gRPC) rather
+// than by `kind`.
+func protoJSON(op *Operation) bool {
+	return op.Version == V10 || op.Version == V03 && op.Binding == BindingREST
 }
 
 func answersWithTask(m Method) bool {
@@ -182,15 +199,16 @@ func jsonInt(raw []byte) (int, bool) {
 	return n, true
 }
 
-// readVersioned reads a bare result in the shapes of version v only.
-func readVersioned(v Version, b []byte) (Event, error) {
+// readVersioned reads a bare result in the shapes of one dialect only:
+// member-name wrappers with proto, `kind` objects without.
+func readVersioned(proto bool, b []byte) (Event, error) {
 	if !isObject(b) {
 		if string(b) == "null" {
 			return Event{Kind: EventNone}, nil
 		}
 		return Event{}, ambiguous("result is not an object")
 	}
-	var w [4][]byte
+	var w [5][]byte
 	wrapped, err := pickSeen(b, wrapperKeys, w[:])
 	if err != nil {
 		return Event{}, ambiguous("result: %v", err)
@@ -201,10 +219,10 @@ func readVersioned(v Version, b []byte) (Event, error) {
 		return Event{}, ambiguous("result: %v", err)
 	}
 	switch {
-	case wrapped != 0 && v != V10:
-		return Event{}, ambiguous("a 1.0 result on a %s call", v)
-	case hasKind != 0 && v == V10:
-		return Event{}, ambiguous("a 0.3 kind result on a 1.0 call")
+	case wrapped != 0 && !proto:
+		return Event{}, ambiguous("a member-name result on a call answered with kind")
+	case hasKind != 0 && proto:
+		return Event{}, ambiguous("a kind result on a call answered with member names")
 	case wrapped != 0:
 		if wrapped&(wrapped-1) != 0 {
 			return Event{}, ambiguous("more than one result member")
@@ -214,7 +232,7 @@ func readVersioned(v Version, b []byte) (Event, error) {
 		}
 		for i, inner := range w {
 			if inner != nil {
-				return readObject(V10, EventTask+EventKind(i), inner)
+				return readObject(true, wrapperKinds[i], inner)
 			}
 		}
 		return Event{}, ambiguous("null result member")
@@ -226,15 +244,16 @@ func readVersioned(v Version, b []byte) (Event, error) {
 	if ev.Kind == EventNone {
 		return ev, nil
 	}
-	if v == V10 && ev.Kind != EventTask {
-		// 1.0 answers with a bare object only for GetTask and CancelTask.
-		return Event{}, ambiguous("a bare %s on a 1.0 call", ev.Kind)
+	if proto && ev.Kind != EventTask {
+		// Member-name dialects answer with a bare object only for GetTask
+		// and CancelTask.
+		return Event{}, ambiguous("a bare %s where results are wrapped", ev.Kind)
 	}
-	return readObject(v, ev.Kind, b)
+	return readObject(proto, ev.Kind, b)
 }
 
 // readObject reads a task, message or event object strictly.
-func readObject(v Version, kind EventKind, b []byte) (Event, error) {
+func readObject(proto bool, kind EventKind, b []byte) (Event, error) {
 	if !isObject(b) {
 		return Event{}, ambiguous("%s is not an object", kind)
 	}
@@ -256,10 +275,10 @@ func readObject(v Version, kind EventKind, b []byte) (Event, error) {
 	if err := pick(b, keys, raw[:len(keys)]); err != nil {
 		return Event{}, ambiguous("%s: %v", kind, err)
 	}
-	if v == V10 {
+	if proto {
 		var k [1][]byte
 		if seen, _ := pickSeen(b, kindKey, k[:]); seen != 0 {
-			return Event{}, ambiguous("a 0.3 kind inside a 1.0 result")
+			return Event{}, ambiguous("a kind inside a member-name result")
 		}
 	}
 	var ev Event
@@ -360,10 +379,10 @@ func sameIDs(ev Event, msg []byte) error {
 	return nil
 }
 
-// ReadListTasks reads a ListTasks result of version v: the raw tasks, each
-// read as strictly as a GetTask answer, with their ids, and the agent's
-// next page token.
-func ReadListTasks(v Version, result []byte) (tasks []json.RawMessage, ids []string, next string, err error) {
+// ReadListTasks reads the ListTasks result (without its JSON-RPC envelope)
+// of an answer to op: the raw tasks, each read as strictly as a GetTask
+// answer, with their ids, and the agent's next page token.
+func ReadListTasks(op *Operation, result []byte) (tasks []json.RawMessage, ids []string, next string, err error) {
 	if err := checkJSON(result); err != nil {
 		return nil, nil, "", err
 	}
@@ -387,11 +406,11 @@ func ReadListTasks(v Version, result []byte) (tasks []json.RawMessage, ids []str
 		return nil, nil, "", ambiguous("ListTasks tasks is not an array")
 	}
 	err = eachElement(raw[0], func(t []byte) error {
-		var w [4][]byte
+		var w [5][]byte
 		if seen, _ := pickSeen(t, wrapperKeys, w[:]); seen != 0 {
 			return ambiguous("ListTasks lists a wrapped result")
 		}
-		ev, err := readVersioned(v, t)
+		ev, err := readVersioned(protoJSON(op), t)
 		if err != nil {
 			return err
 		}

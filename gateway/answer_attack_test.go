@@ -30,8 +30,12 @@ type exchange struct {
 	tb    string // B's own task
 }
 
+// proto reports whether the call's results are protobuf JSON: member-name
+// wrappers, enum states, no kind (1.0, and 0.3 over REST).
+func (x *exchange) proto() bool { return x.v == a2a.V10 || x.rest }
+
 func (x *exchange) state() string {
-	if x.v == a2a.V10 {
+	if x.proto() {
 		return "TASK_STATE_WORKING"
 	}
 	return "working"
@@ -44,7 +48,7 @@ func (x *exchange) task(members string) string {
 
 func (x *exchange) taskWith(members, status string) string {
 	kind := ""
-	if x.v != a2a.V10 {
+	if !x.proto() {
 		kind = `"kind":"task",`
 	}
 	return `{` + kind + members + `,"status":` + status + `}`
@@ -52,10 +56,10 @@ func (x *exchange) taskWith(members, status string) string {
 
 func (x *exchange) own() string { return x.task(`"id":"` + x.tb + `","contextId":"ctx-b"`) }
 
-// result frames a task as the operation's result: 1.0 wraps it for sends
-// and stream events.
+// result frames a task as the operation's result: protobuf JSON wraps it
+// for sends and stream events.
 func (x *exchange) result(task string) string {
-	if x.v == a2a.V10 && (x.op == a2a.MethodSend || x.op == a2a.MethodStream) {
+	if x.proto() && (x.op == a2a.MethodSend || x.op == a2a.MethodStream) {
 		return `{"task":` + task + `}`
 	}
 	return task
@@ -69,9 +73,9 @@ func (x *exchange) answer(result string) string {
 	return `{"jsonrpc":"2.0","id":` + x.rpcID + `,"result":` + result + `}`
 }
 
-// other is a result in the other version's shape.
+// other is a result in the other dialect's shape.
 func (x *exchange) other(members string) string {
-	if x.v == a2a.V10 {
+	if x.proto() {
 		return `{"kind":"task",` + members + `,"status":{"state":"working"}}`
 	}
 	return `{"task":{` + members + `,"status":{"state":"TASK_STATE_WORKING"}}}`
@@ -119,7 +123,7 @@ func attacks() []attack {
 		{name: "kind Task", body: func(x *exchange) string {
 			return x.answer(`{"kind":"Task","id":"` + x.ta + `","status":{"state":"` + x.state() + `"}}`)
 		}, want: bad},
-		{name: "the other version's shape", body: func(x *exchange) string {
+		{name: "the other dialect's shape", body: func(x *exchange) string {
 			return x.answer(x.other(`"id":"` + x.ta + `"`))
 		}, want: bad},
 		{name: "the other binding's shape", body: func(x *exchange) string {

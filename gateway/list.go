@@ -227,7 +227,7 @@ func readListPage(s *proxy.Scope, rec *recorder) (page listPage, ok bool, err er
 		}
 		body = res
 	}
-	tasks, ids, next, err := a2a.ReadListTasks(s.Op.Version, body)
+	tasks, ids, next, err := a2a.ReadListTasks(s.Op, body)
 	if err != nil {
 		s.Log().Warn("agent ListTasks answer refused", "err", err)
 		return page, false, a2a.ErrInvalidAgentResponse
