@@ -46,8 +46,9 @@ var (
 	// wrapperKeys: 0.3 protobuf JSON also reads a message result as "msg".
 	wrapperKeys  = members("task", "message", "statusUpdate", "artifactUpdate", "msg")
 	wrapperKinds = [...]EventKind{EventTask, EventMessage, EventStatusUpdate, EventArtifactUpdate, EventMessage}
-	// kindKey and jsonrpcKey find a member whose presence alone decides.
-	kindKey    = members("kind")
+	// discriminatorKeys are wrapperKeys and kind, read in one pass.
+	discriminatorKeys = members("task", "message", "statusUpdate", "artifactUpdate", "msg", "kind")
+	// jsonrpcKey finds a member whose presence alone decides.
 	jsonrpcKey = members("jsonrpc")
 	taskKeys   = members("id", "contextId", "status", "artifacts", "history", "metadata", "kind", "sessionId")
 	// messageKeys' ids: messageObjectKeys[6] is taskId, [7] contextId; 0.3
@@ -59,6 +60,18 @@ var (
 	taskStatusKeys = members("state", "message", "timestamp", "update")
 	listResultKeys = members("tasks", "nextPageToken", "pageSize", "totalSize")
 )
+
+// objectShapes are the members of each object readObject reads, with the
+// index of kind among them.
+var objectShapes = [...]struct {
+	keys []member
+	kind int
+}{
+	EventTask:           {taskKeys, 6},
+	EventMessage:        {messageObjectKeys, 8},
+	EventStatusUpdate:   {statusEventKeys, 5},
+	EventArtifactUpdate: {artifactEventKeys, 6},
+}
 
 // ReadAnswer reads one agent answer to op (a whole JSON body of a 2xx REST
 // answer or any JSON-RPC answer, or one SSE data payload) and returns the
@@ -208,16 +221,12 @@ func readVersioned(proto bool, b []byte) (Event, error) {
 		}
 		return Event{}, ambiguous("result is not an object")
 	}
-	var w [5][]byte
-	wrapped, err := pickSeen(b, wrapperKeys, w[:])
+	var w [6][]byte
+	seen, err := pickSeen(b, discriminatorKeys, w[:])
 	if err != nil {
 		return Event{}, ambiguous("result: %v", err)
 	}
-	var k [1][]byte
-	hasKind, err := pickSeen(b, kindKey, k[:])
-	if err != nil {
-		return Event{}, ambiguous("result: %v", err)
-	}
+	wrapped, hasKind := seen&(1<<5-1), seen&(1<<5)
 	switch {
 	case wrapped != 0 && !proto:
 		return Event{}, ambiguous("a member-name result on a call answered with kind")
@@ -230,7 +239,7 @@ func readVersioned(proto bool, b []byte) (Event, error) {
 		if err := onlyMembers(b, wrapperKeys); err != nil {
 			return Event{}, err
 		}
-		for i, inner := range w {
+		for i, inner := range w[:5] {
 			if inner != nil {
 				return readObject(true, wrapperKinds[i], inner)
 			}
@@ -257,32 +266,19 @@ func readObject(proto bool, kind EventKind, b []byte) (Event, error) {
 	if !isObject(b) {
 		return Event{}, ambiguous("%s is not an object", kind)
 	}
-	var keys []member
-	switch kind {
-	case EventTask:
-		keys = taskKeys
-	case EventMessage:
-		keys = messageObjectKeys
-	case EventStatusUpdate:
-		keys = statusEventKeys
-	default:
-		keys = artifactEventKeys
-	}
-	if err := onlyMembers(b, keys); err != nil {
+	shape := objectShapes[kind]
+	if err := onlyMembers(b, shape.keys); err != nil {
 		return Event{}, err
 	}
 	var raw [10][]byte
-	if err := pick(b, keys, raw[:len(keys)]); err != nil {
+	seen, err := pickSeen(b, shape.keys, raw[:len(shape.keys)])
+	if err != nil {
 		return Event{}, ambiguous("%s: %v", kind, err)
 	}
-	if proto {
-		var k [1][]byte
-		if seen, _ := pickSeen(b, kindKey, k[:]); seen != 0 {
-			return Event{}, ambiguous("a kind inside a member-name result")
-		}
+	if proto && seen&(1<<shape.kind) != 0 {
+		return Event{}, ambiguous("a kind inside a member-name result")
 	}
 	var ev Event
-	var err error
 	switch kind {
 	case EventTask:
 		if raw[1] != nil && raw[7] != nil {
@@ -360,7 +356,15 @@ func sameIDsIn(ev Event, raw []byte, list bool) error {
 	if raw[0] != '[' {
 		return ambiguous("history is not an array")
 	}
-	return eachElement(raw, func(m []byte) error { return sameIDs(ev, m) })
+	for it := elements(raw); ; {
+		m := it.next()
+		if m == nil {
+			return nil
+		}
+		if err := sameIDs(ev, m); err != nil {
+			return err
+		}
+	}
 }
 
 func sameIDs(ev Event, msg []byte) error {
@@ -405,24 +409,24 @@ func ReadListTasks(op *Operation, result []byte) (tasks []json.RawMessage, ids [
 	if raw[0][0] != '[' {
 		return nil, nil, "", ambiguous("ListTasks tasks is not an array")
 	}
-	err = eachElement(raw[0], func(t []byte) error {
+	for it := elements(raw[0]); ; {
+		t := it.next()
+		if t == nil {
+			break
+		}
 		var w [5][]byte
 		if seen, _ := pickSeen(t, wrapperKeys, w[:]); seen != 0 {
-			return ambiguous("ListTasks lists a wrapped result")
+			return nil, nil, "", ambiguous("ListTasks lists a wrapped result")
 		}
 		ev, err := readVersioned(protoJSON(op), t)
 		if err != nil {
-			return err
+			return nil, nil, "", err
 		}
 		if ev.Kind != EventTask || ev.TaskID == "" {
-			return ambiguous("ListTasks lists something other than a task")
+			return nil, nil, "", ambiguous("ListTasks lists something other than a task")
 		}
 		tasks = append(tasks, t)
 		ids = append(ids, ev.TaskID)
-		return nil
-	})
-	if err != nil {
-		return nil, nil, "", err
 	}
 	return tasks, ids, next, nil
 }
@@ -497,47 +501,58 @@ func ReadRESTError(v Version, body []byte) (Event, error) {
 	if d[0][0] != '[' {
 		return Event{}, ambiguous("REST error details is not an array")
 	}
-	err := eachElement(d[0], func(item []byte) error {
+	for it := elements(d[0]); ; {
+		item := it.next()
+		if item == nil {
+			return ev, nil
+		}
 		var info [3][]byte
 		if !isObject(item) {
-			return ambiguous("REST error detail is not an object")
+			return Event{}, ambiguous("REST error detail is not an object")
 		}
 		if err := pick(item, errorInfoKeys, info[:]); err != nil {
-			return ambiguous("REST error detail: %v", err)
+			return Event{}, ambiguous("REST error detail: %v", err)
 		}
 		typ, _ := jsonString(info[0], "@type")
 		reason, _ := jsonString(info[1], "reason")
 		domain, _ := jsonString(info[2], "domain")
 		if typ != errorInfoTypeV1 || domain != ErrorDomain {
-			return nil
+			continue
 		}
 		for _, e := range agentErrors {
 			if e.Reason == reason {
 				ev.ErrorCode = e.Code
-				return errStop
+				return ev, nil
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Event{}, err
 	}
-	return ev, nil
 }
-
-var errStop = errors.New("stop")
 
 // onlyMembers refuses an object with a member not in keys (by name or
 // alias); the object must already have been checked by checkJSON.
 func onlyMembers(b []byte, keys []member) error {
-	return eachMember(b, func(name string, _ []byte) error {
+	it := memberIter{b: b, i: skipSpace(b, skipSpace(b, 0)+1)}
+	for {
+		raw, ok := it.next()
+		if !ok {
+			return nil
+		}
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			name, _ := memberName(raw)
+			raw = []byte(name)
+		}
+		known := false
 		for _, k := range keys {
-			if name == k.name || name == k.alias {
-				return nil
+			// string(raw) in a comparison makes no copy.
+			if string(raw) == k.name || string(raw) == k.alias {
+				known = true
+				break
 			}
 		}
-		return ambiguous("unexpected member %q", clipName(name))
-	})
+		if !known {
+			return ambiguous("unexpected member %q", clipName(string(raw)))
+		}
+	}
 }
 
 func clipName(s string) string {
@@ -547,70 +562,66 @@ func clipName(s string) string {
 	return s
 }
 
-// eachMember calls fn with each member of the object b (valid JSON).
-func eachMember(b []byte, fn func(name string, val []byte) error) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errNotObject
-	}
-	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] != '}' {
-		keyEnd := stringEnd(b, i)
-		if keyEnd < 0 {
-			return errNotObject
-		}
-		name, err := memberName(b[i+1 : keyEnd-1])
-		if err != nil {
-			return err
-		}
-		i = skipSpace(b, skipSpace(b, keyEnd)+1)
-		end := valueEnd(b, i)
-		if end < 0 {
-			return errNotObject
-		}
-		if err := fn(name, b[i:end]); err != nil {
-			return err
-		}
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-	return nil
+// memberIter walks the member names of an object checkJSON accepted.
+type memberIter struct {
+	b []byte
+	i int
 }
 
-// eachElement calls fn with each element of the array b (valid JSON);
-// errStop ends the walk early without an error.
-func eachElement(b []byte, fn func(val []byte) error) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return errNotObject
+func (it *memberIter) next() (rawName []byte, ok bool) {
+	b := it.b
+	if it.i >= len(b) || b[it.i] != '"' {
+		return nil, false
 	}
-	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] != ']' {
-		end := valueEnd(b, i)
-		if end < 0 {
-			return errNotObject
-		}
-		if err := fn(b[i:end]); err != nil {
-			if err == errStop {
-				return nil
-			}
-			return err
-		}
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
+	keyEnd := stringEnd(b, it.i)
+	if keyEnd < 0 {
+		return nil, false
 	}
-	return nil
+	rawName = b[it.i+1 : keyEnd-1]
+	end := valueEnd(b, skipSpace(b, skipSpace(b, keyEnd)+1))
+	if end < 0 {
+		return nil, false
+	}
+	it.i = skipSpace(b, end)
+	if it.i < len(b) && b[it.i] == ',' {
+		it.i = skipSpace(b, it.i+1)
+	}
+	return rawName, true
+}
+
+// elemIter walks the elements of an array checkJSON accepted.
+type elemIter struct {
+	b []byte
+	i int
+}
+
+func elements(array []byte) elemIter {
+	return elemIter{b: array, i: skipSpace(array, skipSpace(array, 0)+1)}
+}
+
+func (it *elemIter) next() []byte {
+	b := it.b
+	if it.i >= len(b) || b[it.i] == ']' {
+		return nil
+	}
+	end := valueEnd(b, it.i)
+	if end < 0 {
+		return nil
+	}
+	v := b[it.i:end]
+	it.i = skipSpace(b, end)
+	if it.i < len(b) && b[it.i] == ',' {
+		it.i = skipSpace(b, it.i+1)
+	}
+	return v
 }
 
 // checkJSON validates b as JSON in one pass and refuses an object with a
 // member twice at any depth: decoders disagree on which one counts. It
 // needs no recursion, so nesting is bounded only by the answer's size.
 func checkJSON(b []byte) error {
-	var c jsonChecker
+	// Sized for typical answers; deeper or wider ones grow them.
+	c := jsonChecker{stack: make([]jsonFrame, 0, 8), keys: make([][]byte, 0, 32)}
 	return c.check(b)
 }
 
