@@ -3,7 +3,6 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -32,11 +31,10 @@ import (
 // agent's message may carry ids the gateway cannot judge. AgentError gives
 // the gateway's own error for the agent's code instead.
 
-// ErrAmbiguousAnswer means an answer the gateway cannot read unambiguously.
-var ErrAmbiguousAnswer = errors.New("agent answer is ambiguous")
-
+// ambiguous is the error of an answer the gateway cannot read
+// unambiguously; it never quotes the answer's values.
 func ambiguous(format string, args ...any) error {
-	return fmt.Errorf("%w: %w: %s", ErrNotA2A, ErrAmbiguousAnswer, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", ErrNotA2A, fmt.Sprintf(format, args...))
 }
 
 // The members the protocol defines at the top of each object the gateway
@@ -51,8 +49,8 @@ var (
 	// jsonrpcKey finds a member whose presence alone decides.
 	jsonrpcKey = members("jsonrpc")
 	taskKeys   = members("id", "contextId", "status", "artifacts", "history", "metadata", "kind", "sessionId")
-	// messageKeys' ids: messageObjectKeys[6] is taskId, [7] contextId; 0.3
-	// REST (proto JSON) spells parts "content".
+	// messageObjectKeys: [6] is taskId, [7] contextId; 0.3 REST (protobuf
+	// JSON) spells parts "content".
 	messageObjectKeys = members("messageId", "role", "parts", "metadata", "extensions", "referenceTaskIds", "taskId", "contextId", "kind", "content")
 	statusEventKeys   = members("taskId", "contextId", "status", "final", "metadata", "kind", "id")
 	artifactEventKeys = members("taskId", "contextId", "artifact", "append", "lastChunk", "metadata", "kind", "id")
