@@ -11,8 +11,8 @@ import (
 // every id the caller's SDK may read. So an answer or stream event is
 // refused (INVALID_AGENT_RESPONSE) unless it is unambiguous:
 //
-//   - valid JSON in which no object, at any depth, has a member twice
-//     (escapes decoded: "\u0069d" is "id"), member names valid UTF-8;
+//   - valid UTF-8 JSON in which no object, at any depth, has a member
+//     twice (escapes decoded: "\u0069d" is "id");
 //   - the caller's binding: a JSON-RPC envelope (jsonrpc "2.0", the
 //     request's id, exactly one of result and error, nothing else) on
 //     JSON-RPC, a bare result on REST;

@@ -6,10 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-// checkJSON validates b as JSON in one pass and refuses an object with a
-// member twice at any depth: decoders disagree on which one counts. It
-// needs no recursion, so nesting is bounded only by the answer's size.
+// checkJSON validates b as UTF-8 JSON and refuses an object with a member
+// twice at any depth: decoders disagree on which one counts. It needs no
+// recursion, so nesting is bounded only by the answer's size.
 func checkJSON(b []byte) error {
+	// JSON is UTF-8; decoders replace invalid bytes, so two different ids
+	// (or member names) could read as one.
+	if !utf8.Valid(b) {
+		return ambiguous("not UTF-8")
+	}
 	// Sized for typical answers; deeper or wider ones grow them.
 	c := jsonChecker{stack: make([]jsonFrame, 0, 8), keys: make([][]byte, 0, 32)}
 	return c.check(b)
@@ -130,9 +135,6 @@ func (c *jsonChecker) member(b []byte, i int) (int, error) {
 			return 0, errJSON
 		}
 		name = []byte(s)
-	}
-	if !utf8.Valid(name) {
-		return 0, ambiguous("member name is not UTF-8")
 	}
 	top := &c.stack[len(c.stack)-1]
 	if top.set != nil {
