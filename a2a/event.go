@@ -56,8 +56,8 @@ var ErrNotA2A = errors.New("not an A2A result")
 // A null result (a 0.3 push-config delete answers so) comes back as the
 // bytes "null".
 func UnwrapRPC(b []byte) (result []byte, errCode int, err error) {
-	if !json.Valid(b) {
-		return nil, 0, ErrNotA2A
+	if err := checkJSON(b); err != nil {
+		return nil, 0, err
 	}
 	var v [4][]byte
 	seen, err := pickSeen(b, rpcResponseKeys, v[:])
@@ -111,9 +111,11 @@ func ParseRPCEventResult(b []byte) (Event, []byte, error) {
 // ParseResult reads a bare result: a REST response body or SSE payload, or
 // a JSON-RPC result. Every dialect's shape is recognised: 0.3 `kind`
 // discriminators, 1.0 member-name wrappers, bare tasks, legacy events.
+// A payload with a member twice at any depth is refused; ReadAnswer is the
+// stricter reader for answers to a known request.
 func ParseResult(b []byte) (Event, error) {
-	if !json.Valid(b) {
-		return Event{}, ErrNotA2A
+	if err := checkJSON(b); err != nil {
+		return Event{}, err
 	}
 	return parseResult(b, 0)
 }

@@ -139,10 +139,12 @@ func setOrDelete(m map[string]json.RawMessage, k, v string) {
 	m[k], _ = json.Marshal(v)
 }
 
-// listPage is the part of a ListTasks result the gateway reads.
+// listPage is the part of a ListTasks result the gateway reads: the raw
+// tasks with their ids.
 type listPage struct {
-	Tasks         []json.RawMessage `json:"tasks"`
-	NextPageToken string            `json:"nextPageToken"`
+	Tasks         []json.RawMessage
+	IDs           []string
+	NextPageToken string
 }
 
 // filterList serves ListTasks: it asks the agent for pages, keeps the
@@ -170,15 +172,19 @@ func filterList(next proxy.Handler) proxy.Handler {
 			if err := next(rec, rr, ss); err != nil {
 				return err
 			}
-			page, ok := readListPage(s.Op.Binding, rec)
+			page, ok, err := readListPage(s, rec)
+			if err != nil {
+				return err
+			}
 			if !ok {
 				// An error or something unexpected: the caller sees it as the agent sent it.
 				rec.copyTo(w)
 				return nil
 			}
 			header = rec.header
-			tasks := page.Tasks[min(cur.Skip, len(page.Tasks)):]
-			owned, err := s.Grant.OwnedTasks(r.Context(), taskIDs(tasks))
+			skip := min(cur.Skip, len(page.Tasks))
+			tasks := page.Tasks[skip:]
+			owned, err := s.Grant.OwnedTasks(r.Context(), page.IDs[skip:])
 			if err != nil {
 				return err
 			}
@@ -205,30 +211,28 @@ func filterList(next proxy.Handler) proxy.Handler {
 	}
 }
 
-func readListPage(b a2a.Binding, rec *recorder) (listPage, bool) {
-	var page listPage
+// readListPage reads the agent's page; ok is false for an answer that is
+// not a page (an error), which the caller sees as the gateway relayed it. A
+// page whose tasks cannot all be read unambiguously is refused: a task the
+// gateway could not read is a task it could not filter.
+func readListPage(s *proxy.Scope, rec *recorder) (page listPage, ok bool, err error) {
 	if rec.status != http.StatusOK {
-		return page, false
+		return page, false, nil
 	}
 	body := rec.body.Bytes()
-	if b == a2a.BindingJSONRPC {
+	if s.Op.Binding == a2a.BindingJSONRPC {
 		res, _, err := a2a.UnwrapRPC(body)
 		if err != nil || res == nil {
-			return page, false
+			return page, false, nil
 		}
 		body = res
 	}
-	return page, json.Unmarshal(body, &page) == nil
-}
-
-func taskIDs(tasks []json.RawMessage) []string {
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		if ev, err := a2a.ParseResult(t); err == nil {
-			ids[i] = ev.TaskID
-		}
+	tasks, ids, next, err := a2a.ReadListTasks(s.Op, body)
+	if err != nil {
+		s.Log().Warn("agent ListTasks answer refused", "err", err)
+		return page, false, a2a.ErrInvalidAgentResponse
 	}
-	return ids
+	return listPage{Tasks: tasks, IDs: ids, NextPageToken: next}, true, nil
 }
 
 // writeListPage writes the filtered page. totalSize is given only when it

@@ -25,7 +25,7 @@ func (g *Gateway) Call(ctx context.Context, agent string, v a2a.Version, m a2a.M
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeouts.Request.D())
 	defer cancel()
-	body := a2a.RPCRequest(v, m, []byte(`"a2a-gateway"`), params)
+	body := a2a.RPCRequest(v, m, callID, params)
 	u := a.upstreamURL(a.cfg.JSONRPCPath, "")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
@@ -47,12 +47,21 @@ func (g *Gateway) Call(ctx context.Context, agent string, v a2a.Version, m a2a.M
 	if err != nil {
 		return nil, fmt.Errorf("call %s %s: %w", agent, m, err)
 	}
-	res, code, err := a2a.UnwrapRPC(raw)
+	ev, res, err := a2a.ReadAnswer(callOp(v, m), raw)
 	if err != nil {
-		return nil, fmt.Errorf("call %s %s: HTTP %d, not a JSON-RPC answer", agent, m, resp.StatusCode)
+		return nil, fmt.Errorf("call %s %s: HTTP %d: %w", agent, m, resp.StatusCode, err)
 	}
-	if res == nil {
-		return nil, &a2a.Error{Code: code, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent answered %s with error %d", m, code)}
+	if ev.Kind == a2a.EventError {
+		return nil, &a2a.Error{Code: ev.ErrorCode, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent answered %s with error %d", m, ev.ErrorCode)}
 	}
 	return res, nil
+}
+
+// callID is the JSON-RPC id of the gateway's own calls.
+var callID = []byte(`"a2a-gateway"`)
+
+// callOp is the operation of one of the gateway's own calls, against which
+// the agent's answers are read as strictly as forwarded ones.
+func callOp(v a2a.Version, m a2a.Method) *a2a.Operation {
+	return &a2a.Operation{Method: m, Version: v, Binding: a2a.BindingJSONRPC, RPCID: callID}
 }

@@ -39,7 +39,7 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		wait = min(wait, idle)
 	}
 	late := time.AfterFunc(wait, func() { cancel(context.DeadlineExceeded) })
-	body := a2a.RPCRequest(v, m, []byte(`"a2a-gateway"`), params)
+	body := a2a.RPCRequest(v, m, callID, params)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.upstreamURL(a.cfg.JSONRPCPath, "").String(), bytes.NewReader(body))
 	if err != nil {
 		late.Stop()
@@ -71,6 +71,7 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		defer timer.Stop()
 	}
 	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
+	op := callOp(v, m)
 	for {
 		sse, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -88,14 +89,13 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		if timer != nil {
 			timer.Reset(idle)
 		}
-		ev, err := a2a.ParseRPCEvent(sse.Data)
+		ev, res, err := a2a.ReadAnswer(op, sse.Data)
 		if err != nil {
 			return fmt.Errorf("%w: %s %s: an event is not an A2A result: %w", ErrStreamEnded, agent, m, err)
 		}
 		if ev.Kind == a2a.EventError {
 			return &a2a.Error{Code: ev.ErrorCode, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent ended %s with error %d", m, ev.ErrorCode)}
 		}
-		res, _, _ := a2a.UnwrapRPC(sse.Data)
 		if err := yield(ev, res); err != nil {
 			return err
 		}

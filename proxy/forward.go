@@ -151,10 +151,26 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 		s.Log().Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
 		return &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
 	}
-	if resp.StatusCode < 300 || s.Op.Binding == a2a.BindingJSONRPC {
-		if body, err = g.observe(ctx, s, body); err != nil {
-			return err
+	if resp.StatusCode >= 300 && s.Op.Binding == a2a.BindingREST {
+		// The agent's details and message may name any task: the caller
+		// gets the gateway's error for the agent's code instead.
+		ev, err := a2a.ReadRESTError(s.Op.Version, body)
+		if err != nil {
+			return &upstreamFailure{err: fmt.Errorf("agent error answer refused: %w", err), a2aErr: a2a.ErrInvalidAgentResponse}
 		}
+		a2a.WriteRESTError(w, s.Op.Version, a2a.AgentError(ev.ErrorCode))
+		return nil
+	}
+	ev, _, err := parsePayload(s, body)
+	if err != nil {
+		return err
+	}
+	if body, err = g.observeParsed(ctx, s, ev, body); err != nil {
+		return err
+	}
+	if ev.Kind == a2a.EventError {
+		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, a2a.AgentError(ev.ErrorCode))
+		return nil
 	}
 	h := w.Header()
 	copyHeaders(h, resp.Header)
@@ -162,17 +178,6 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
 	return nil
-}
-
-// observe parses one payload as the caller's binding frames it, hands
-// the event to every observer and returns the payload the caller is to
-// see (see Rewriter).
-func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) ([]byte, error) {
-	if len(g.observers) == 0 && len(s.observers) == 0 {
-		return payload, nil
-	}
-	ev, _ := parsePayload(s, payload)
-	return g.observeParsed(ctx, s, ev, payload)
 }
 
 // observeParsed hands one parsed event to every observer, then to the

@@ -294,8 +294,8 @@ func flush(w http.ResponseWriter) { _ = http.NewResponseController(w).Flush() }
 
 // event is an SSE event whose data is a 1.0 JSON-RPC stream response.
 func event(n int) string {
-	return `data: {"jsonrpc":"2.0","id":"s-1","result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"n":` +
-		itoa(n) + `}}}` + "\n\n"
+	return `data: {"jsonrpc":"2.0","id":"s-1","result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"metadata":{"n":` +
+		itoa(n) + `}}}}` + "\n\n"
 }
 
 func itoa(n int) string {

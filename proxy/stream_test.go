@@ -179,15 +179,16 @@ func TestStreamClientDisconnectReleasesUpstream(t *testing.T) {
 // TestStreamLineEndings relays LF, CRLF and mixed streams byte for byte,
 // keep-alive comments and multi-line data included.
 func TestStreamLineEndings(t *testing.T) {
-	lf := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":{}}\n\n" +
+	working := `{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}`
+	lf := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":" + working + "}\n\n" +
 		": keep-alive\n\n" +
-		"id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"s-1\",\"result\":{}}\n\n"
+		"id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"s-1\",\"result\":" + working + "}\n\n"
 	cases := []struct {
 		name, body string
 	}{
 		{"LF", lf},
 		{"CRLF", strings.ReplaceAll(lf, "\n", "\r\n")},
-		{"mixed", "data: {\"n\":1}\r\n\r\ndata: {\"n\":2}\n\n: ping\r\n\r\nid: 3\r\ndata: {\"n\":3}\n\n"},
+		{"mixed", strings.TrimSuffix(event(1), "\n") + "\r\n" + event(2) + ": ping\r\n\r\nid: 3\r\n" + event(3)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
@@ -23,25 +24,15 @@ type StreamGate func(w io.Writer, id string) (write bool, err error)
 // SetStreamGate installs g for this request's stream.
 func (s *Scope) SetStreamGate(g StreamGate) { s.streamGate = g }
 
-// parsePayload reads one payload as the caller's binding frames it and
-// returns the bare result with it. What cannot be read is an EventNone.
-func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte) {
-	var ev a2a.Event
-	var result []byte
-	var err error
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		ev, result, err = a2a.ParseRPCEventResult(payload)
-	} else {
-		ev, err = a2a.ParseResult(payload)
-		result = payload
-	}
+// parsePayload reads one payload as strictly as the request was read (see
+// a2a.ReadAnswer) and returns the bare result with it. What cannot be read
+// unambiguously never reaches the caller: it is INVALID_AGENT_RESPONSE.
+func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte, error) {
+	ev, result, err := a2a.ReadAnswer(s.Op, payload)
 	if err != nil {
-		// What cannot be read cannot be recorded; observers decide whether
-		// an unreadable answer may still reach the caller.
-		s.Log().Debug("agent payload not recognised", "err", err)
-		return a2a.Event{Kind: a2a.EventNone}, result
+		return a2a.Event{}, nil, &upstreamFailure{err: fmt.Errorf("agent answer refused: %w", err), a2aErr: a2a.ErrInvalidAgentResponse}
 	}
-	return ev, result
+	return ev, result, nil
 }
 
 // observeStream observes one stream event like observe and names it. The
@@ -49,17 +40,21 @@ func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte) {
 // what a rewriter made of them for the caller; observers read it with
 // Scope.StreamEventID instead of computing it again.
 func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out []byte, id string, err error) {
-	if g.eventID == nil {
-		out, err = g.observe(ctx, s, data)
-		return out, "", err
+	ev, result, err := parsePayload(s, data)
+	if err != nil {
+		return nil, "", err
 	}
-	ev, result := parsePayload(s, data)
-	id = g.eventID(s, ev, result)
+	if g.eventID != nil {
+		id = g.eventID(s, ev, result)
+	}
 	s.eventID = id
 	out, err = g.observeParsed(ctx, s, ev, data)
 	s.eventID = ""
 	if err != nil {
 		return nil, "", err
+	}
+	if ev.Kind == a2a.EventError {
+		out = a2a.AgentError(ev.ErrorCode).RPCErrorBody(s.Op.Version, s.Op.RPCID)
 	}
 	return out, id, nil
 }

@@ -33,7 +33,8 @@ func withEventID(f proxy.StreamEventID) option { return func(s *setup) { s.event
 
 // TestStreamEventIDs: every event with a result carries the hook's id as
 // its only id field, the agent's own ids dropped; what has no result (an
-// error response, a keep-alive) is relayed as received.
+// error response, a keep-alive) is relayed without one, an error as the
+// gateway's error for the agent's code.
 func TestStreamEventIDs(t *testing.T) {
 	status := `{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}`
 	rpcErr := `{"jsonrpc":"2.0","id":"s-1","error":{"code":-32603,"message":"boom"}}`
@@ -48,7 +49,7 @@ func TestStreamEventIDs(t *testing.T) {
 			name:     "JSON-RPC",
 			rq:       streamRequest(),
 			upstream: "id: 1\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":" + status + "}\r\n\r\n: keep-alive\n\nid: 2\nevent: error\ndata: " + rpcErr + "\n\n",
-			want:     "id: status_update-" + itoa(len(status)) + "\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":" + status + "}\r\n\r\n: keep-alive\n\nid: 2\nevent: error\ndata: " + rpcErr + "\n\n",
+			want:     "id: status_update-" + itoa(len(status)) + "\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":" + status + "}\r\n\r\n: keep-alive\n\nid: 2\nevent: error\ndata: " + string(a2a.ErrInternal.RPCErrorBody(a2a.V10, []byte(`"s-1"`))) + "\n\n",
 			seen:     []string{"status_update " + status, "error "},
 		},
 		{
@@ -104,7 +105,7 @@ func TestStreamGate(t *testing.T) {
 		}
 	})
 	byN := func(_ *proxy.Scope, _ a2a.Event, result []byte) string {
-		return "n" + string(result[len(result)-3:len(result)-2])
+		return "n" + string(result[len(result)-4:len(result)-3])
 	}
 	var gated []string
 	gate := proxy.Stage(func(next proxy.Handler) proxy.Handler {
