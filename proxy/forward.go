@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -167,6 +168,27 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	}
 	if body, err = g.observeParsed(ctx, s, ev, body); err != nil {
 		return err
+	}
+	if s.Op.Method.Streaming() {
+		// A streaming method's caller reads the answer as a stream (a2a-go's
+		// client reads any 200 as one, and would see an empty stream): an
+		// agent that answered with one JSON object, often its error, has
+		// it delivered as the stream's only event.
+		if ev.Kind == a2a.EventError {
+			a2a.WriteRPCStreamError(w, s.Op.Version, s.Op.RPCID, a2a.AgentError(ev.ErrorCode))
+			return nil
+		}
+		// One data line: only the whitespace between tokens changes.
+		var line bytes.Buffer
+		if err := json.Compact(&line, body); err != nil {
+			return &upstreamFailure{err: err, a2aErr: a2a.ErrInvalidAgentResponse}
+		}
+		h := w.Header()
+		h.Set("Content-Type", a2a.SSEContentType)
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		_ = a2a.WriteSSE(w, "", line.Bytes())
+		return nil
 	}
 	if ev.Kind == a2a.EventError {
 		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, a2a.AgentError(ev.ErrorCode))

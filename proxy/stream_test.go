@@ -1,7 +1,10 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -48,6 +51,19 @@ type dialect struct {
 	rpc  bool
 	v    a2a.Version
 	rq   request
+}
+
+// event is the nth status event of a stream, in d's binding and version
+// (see event for JSON-RPC 1.0).
+func (d dialect) event(n int) string {
+	switch {
+	case d.rpc && d.v == a2a.V10:
+		return event(n)
+	case d.rpc:
+		return `data: {"jsonrpc":"2.0","id":"s-1","result":{"kind":"status-update","taskId":"t-1","contextId":"c-1","status":{"state":"working"},"final":false,"metadata":{"n":` +
+			itoa(n) + `}}}` + "\n\n"
+	}
+	return `data: {"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"metadata":{"n":` + itoa(n) + `}}}` + "\n\n"
 }
 
 // streamDialects open a streaming send in every binding and version.
@@ -234,10 +250,10 @@ func TestStreamEventOverLimit(t *testing.T) {
 					up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
 						sseHeader(w)
 						if !first {
-							writeFlush(w, event(1))
+							writeFlush(w, d.event(1))
 						}
 						writeFlush(w, tc.big)
-						writeFlush(w, event(3))
+						writeFlush(w, d.event(3))
 						holdOpen(u, r, released)
 					})
 					e := start(t, up.url, withConfig(func(c *config.Config) { c.Limits.MaxEventBytes = limit }))
@@ -253,7 +269,7 @@ func TestStreamEventOverLimit(t *testing.T) {
 						}
 					} else {
 						s := e.open(t, d.rq)
-						if got := s.next(t); string(got.Raw) != event(1) {
+						if got := s.next(t); string(got.Raw) != d.event(1) {
 							t.Fatalf("event 1 = %q", got.Raw)
 						}
 						s.wantErrorEvent(t, d, a2a.ErrInvalidAgentResponse, "UNAVAILABLE")
@@ -369,7 +385,7 @@ func TestStreamIdle(t *testing.T) {
 				released := make(chan struct{})
 				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
 					sseHeader(w)
-					writeFlush(w, event(1))
+					writeFlush(w, d.event(1))
 					if comments {
 						keepAlive(u, w, r, released)
 					} else {
@@ -380,7 +396,7 @@ func TestStreamIdle(t *testing.T) {
 					c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond)
 				}))
 				s := e.open(t, d.rq)
-				if got := s.next(t); string(got.Raw) != event(1) {
+				if got := s.next(t); string(got.Raw) != d.event(1) {
 					t.Fatalf("event 1 = %q", got.Raw)
 				}
 				s.wantErrorEvent(t, d, a2a.ErrUpstreamTimeout, "DEADLINE_EXCEEDED")
@@ -447,7 +463,7 @@ func TestStreamEndsWithErrorEvent(t *testing.T) {
 	})
 	cases := []struct {
 		name   string
-		second string
+		second string // "" for the dialect's own second event
 		opts   []option
 		want   *a2a.Error
 		status string
@@ -455,7 +471,7 @@ func TestStreamEndsWithErrorEvent(t *testing.T) {
 		log    string
 	}{
 		{"lone CR", "id: 2\rdata: {}\n\n", nil, a2a.ErrInvalidAgentResponse, "UNAVAILABLE", "WARN", "agent exchange failed"},
-		{"unrecordable event", event(2), []option{withStage(unrecordable)}, a2a.ErrUnavailable, "UNAVAILABLE", "INFO", "request refused"},
+		{"unrecordable event", "", []option{withStage(unrecordable)}, a2a.ErrUnavailable, "UNAVAILABLE", "INFO", "request refused"},
 	}
 	for _, tc := range cases {
 		for _, d := range streamDialects() {
@@ -463,20 +479,73 @@ func TestStreamEndsWithErrorEvent(t *testing.T) {
 				released := make(chan struct{})
 				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
 					sseHeader(w)
-					writeFlush(w, event(1))
-					writeFlush(w, tc.second)
-					writeFlush(w, event(3))
+					writeFlush(w, d.event(1))
+					if second := tc.second; second != "" {
+						writeFlush(w, second)
+					} else {
+						writeFlush(w, d.event(2))
+					}
+					writeFlush(w, d.event(3))
 					holdOpen(u, r, released)
 				})
 				e := start(t, up.url, tc.opts...)
 				s := e.open(t, d.rq)
-				if got := s.next(t); string(got.Raw) != event(1) {
+				if got := s.next(t); string(got.Raw) != d.event(1) {
 					t.Fatalf("event 1 = %q", got.Raw)
 				}
 				s.wantErrorEvent(t, d, tc.want, tc.status)
 				waitUntil(t, "the agent's connection is released", released)
 				e.logs.wantLog(t, tc.level, tc.log, map[string]any{"agent": agentName})
 				e.wantCounter(t, "requests_total", map[string]string{"agent": agentName, "operation": "stream", "result": tc.want.Reason}, 1)
+			})
+		}
+	}
+}
+
+// An agent that answers a JSON-RPC streaming method with one JSON object
+// instead of a stream has it delivered as the stream's only event: its
+// error as the SDK servers send a refused stream, its result as one event,
+// so a client that reads any 200 as a stream never sees an empty one.
+func TestJSONAnswerToAStream(t *testing.T) {
+	for _, d := range streamDialects() {
+		if !d.rpc {
+			continue
+		}
+		id := `"s-1"`
+		result := `{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}`
+		if d.v == a2a.V03 {
+			result = `{"kind":"status-update","taskId":"t-1","contextId":"c-1","status":{"state":"working"},"final":false}`
+		}
+		for _, tc := range []struct {
+			name, answer string
+		}{
+			{"error", `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32001,"message":"task t-9 not found"}}`},
+			{"result", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": " + id + ",\n  \"result\": " + result + "\n}"},
+		} {
+			t.Run(d.name+"/"+tc.name, func(t *testing.T) {
+				up := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = io.WriteString(w, tc.answer)
+				})
+				e := start(t, up.url)
+				resp, body := e.do(t, d.rq)
+				if tc.name == "error" {
+					wantRPCStreamError(t, resp, body, d.v, id, a2a.AgentError(-32001))
+					return
+				}
+				if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
+					t.Fatalf("HTTP %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+				}
+				events := sdkEvents(t, body)
+				if len(events) != 1 {
+					t.Fatalf("%d events, want 1: %q", len(events), body)
+				}
+				var got, want bytes.Buffer
+				_ = json.Compact(&want, []byte(tc.answer))
+				_ = json.Compact(&got, events[0])
+				if got.String() != want.String() {
+					t.Fatalf("event %s, want %s", got.String(), want.String())
+				}
 			})
 		}
 	}
