@@ -57,6 +57,8 @@ type Config struct {
 	Push PushOptions `yaml:"push"`
 	// AuthFlows turns agents' auth-required states into challenges.
 	AuthFlows AuthFlowOptions `yaml:"auth_flows"`
+	// ListTasks configures the gateway's paging of ListTasks.
+	ListTasks ListTasksOptions `yaml:"list_tasks"`
 	// Agents are the upstream A2A agents, each mounted at /agents/{name}/.
 	Agents []Agent `yaml:"agents"`
 }
@@ -240,6 +242,7 @@ func (c *Config) ApplyDefaults() {
 	c.Lifecycle.ApplyDefaults()
 	c.Push.ApplyDefaults(c.PublicURL)
 	c.AuthFlows.ApplyDefaults(c.PublicURL, c.Agents)
+	c.ListTasks.ApplyDefaults()
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -326,6 +329,9 @@ func (c *Config) Validate() error {
 	if err := c.AuthFlows.Validate(c.Agents); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.ListTasks.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
 		add("card_signing.key_id", "required with card_signing.key_file")
 	}
@@ -374,4 +380,15 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Warnings are settings that are valid but probably not what a deployment
+// wants; check prints them and serve logs them.
+func (c *Config) Warnings() []string {
+	var out []string
+	if c.ListTasks.PageTokenKeyEnv == "" {
+		out = append(out, "list_tasks.page_token_key_env is not set: ListTasks page tokens are signed with a random key of each process, "+
+			"so they fail on another replica and after a restart; set it to the same key on every replica")
+	}
+	return out
 }

@@ -22,6 +22,9 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(os.Stderr, cfg.Log.Level, cfg.Log.Format)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -39,6 +42,9 @@ func runCheck(args []string, out io.Writer) error {
 	cfg, err := config.Load(*path)
 	if err != nil {
 		return err
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(out, "%s: warning: %s\n", *path, w)
 	}
 	fmt.Fprintf(out, "%s: ok (%d agents)\n", *path, len(cfg.Agents))
 	return nil
