@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
@@ -33,6 +34,13 @@ type Config struct {
 	PublicURL string `yaml:"public_url"`
 	// Log selects the log level and format.
 	Log LogOptions `yaml:"log"`
+	// TrustedProxies are the CIDRs (or single addresses) of the proxies and
+	// load balancers in front of the gateway. Only from a peer in one of
+	// them are X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Proto,
+	// X-Real-IP and Forwarded believed and passed on, extended by the peer;
+	// from any other peer they are replaced by what the gateway sees.
+	// Default: none.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// Limits bound what one request or stream may use.
 	Limits Limits `yaml:"limits"`
 	// Shutdown bounds graceful termination.
@@ -332,6 +340,9 @@ func (c *Config) Validate() error {
 	if err := c.ListTasks.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.TrustedPrefixes(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
 		add("card_signing.key_id", "required with card_signing.key_file")
 	}
@@ -380,6 +391,27 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// TrustedPrefixes parses trusted_proxies; a single address stands for
+// itself alone.
+func (c *Config) TrustedPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for i, v := range c.TrustedProxies {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("trusted_proxies[%d]: want a CIDR or an IP address, got %q", i, v)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("trusted_proxies[%d]: %q has bits set after the prefix; did you mean %s?", i, v, p.Masked())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Warnings are settings that are valid but probably not what a deployment

@@ -75,7 +75,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	}
 	setUpstreamHeaders(req, r.Context())
 	req.Header.Del("Accept-Encoding")
-	setForwarded(req, r)
+	setForwarded(req, r, g.trusted)
 
 	pool := s.Agent.transport
 	if s.Op.Method.Streaming() {
@@ -305,20 +305,4 @@ func copyHeaders(dst, src http.Header) {
 	for _, hh := range hopHeaders {
 		dst.Del(hh)
 	}
-}
-
-// setForwarded records the original client for the agent's logs.
-func setForwarded(req, in *http.Request) {
-	if host, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
-		if prior := in.Header.Values("X-Forwarded-For"); len(prior) > 0 {
-			host = strings.Join(prior, ", ") + ", " + host
-		}
-		req.Header.Set("X-Forwarded-For", host)
-	}
-	proto := "http"
-	if in.TLS != nil {
-		proto = "https"
-	}
-	req.Header.Set("X-Forwarded-Proto", proto)
-	req.Header.Set("X-Forwarded-Host", in.Host)
 }

@@ -48,6 +48,7 @@ type Gateway struct {
 	log       *slog.Logger
 	limits    config.Limits
 	eventID   StreamEventID
+	trusted   trustedProxies
 
 	streams atomic.Int64
 	// drainCtx is cancelled when open streams must end (shutdown).
@@ -66,6 +67,11 @@ func New(o Options) (*Gateway, error) {
 		limits:    o.Config.Limits,
 		eventID:   o.StreamEventID,
 	}
+	trusted, err := o.Config.TrustedPrefixes()
+	if err != nil {
+		return nil, err
+	}
+	g.trusted = trusted
 	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
 	for _, ac := range o.Config.Agents {
 		a, err := newAgent(ac, o.Config.PublicURL)

@@ -44,6 +44,7 @@ func TestCheckCommand(t *testing.T) {
 	t.Setenv("A2AGW_BATCH_HMAC", "0123456789abcdef0123456789abcdef")
 	t.Setenv("A2AGW_KEY_NIGHTLY", "abcdefghijklmnopqrstu")
 	t.Setenv("A2AGW_APPROVALS_UPSTREAM_AUTH", "Bearer x")
+	t.Setenv("A2AGW_PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	if err := runCheck([]string{"-config", "../../deploy/examples/gateway.yaml"}, &out); err != nil || !strings.Contains(out.String(), "ok (2 agents)") {
 		t.Fatalf("check: %v %s", err, out.String())
 	}
