@@ -155,6 +155,9 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	if s.base == nil {
 		s.base, s.logAttrs = g.log, []any{"agent", a.Name}
 	}
+	if waited, spent := store.RequestWait(r.Context()); spent {
+		s.Log().Warn("the request's store wait budget ran out", "waited", waited.String())
+	}
 	result := "ok"
 	if err != nil {
 		result = g.writeError(rec, r, s, err)
