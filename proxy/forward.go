@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).
@@ -167,6 +168,8 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 // the event to every observer and returns the payload the caller is to
 // see (see Rewriter).
 func (g *Gateway) observe(ctx context.Context, s *Scope, payload []byte) ([]byte, error) {
+	// The answer is observed within a store budget of its own.
+	ctx = store.RenewBudget(ctx)
 	if len(g.observers) == 0 && len(s.observers) == 0 {
 		return payload, nil
 	}

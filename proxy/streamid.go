@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // StreamEventID names one event of a relayed stream for its SSE id field,
@@ -49,6 +50,8 @@ func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte) {
 // what a rewriter made of them for the caller; observers read it with
 // Scope.StreamEventID instead of computing it again.
 func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out []byte, id string, err error) {
+	// Each event is observed within a store budget of its own.
+	ctx = store.RenewBudget(ctx)
 	if g.eventID == nil {
 		out, err = g.observe(ctx, s, data)
 		return out, "", err

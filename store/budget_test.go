@@ -97,6 +97,21 @@ func TestRequestBudget(t *testing.T) {
 		t.Error("a new request starts with its budget spent")
 	}
 
+	srv.Resume(t)
+	// A spent budget stays spent, with Redis back or not; the next answer
+	// or event of the request gets a budget of its own.
+	if _, err := s.Ownership().Lookup(req, "agent", refs); !errors.Is(err, store.ErrBudgetSpent) {
+		t.Errorf("a spent budget after Redis came back: err = %v, want ErrBudgetSpent", err)
+	}
+	renewed := store.RenewBudget(req)
+	if _, err := s.Ownership().Lookup(renewed, "agent", refs); err != nil {
+		t.Errorf("a renewed budget after Redis came back: %v", err)
+	}
+	if _, spent := store.RequestWait(renewed); !spent {
+		t.Error("a renewed budget forgets that the request's budget ran out")
+	}
+	srv.Pause(t)
+
 	for _, ctx := range map[string]context.Context{
 		"off the request path":          store.OffRequestPath(req),
 		"derived, then off the request": store.OffRequestPath(context.WithoutCancel(req)),

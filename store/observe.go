@@ -22,10 +22,11 @@ type requestPathKey struct{}
 type requestPath struct {
 	// budgeted is false for a shared batch that no budget bounds.
 	budgeted bool
-	// spent is the request's store wait so far, in nanoseconds.
+	// spent is the store wait so far under this budget, in nanoseconds.
 	spent atomic.Int64
-	// exhausted is set once a round trip ran out of the budget.
-	exhausted atomic.Bool
+	// exhausted is set once a round trip ran out of one of the request's
+	// budgets.
+	exhausted *atomic.Bool
 }
 
 // OnRequestPath marks ctx as a request's own: round trips made with it are
@@ -33,7 +34,20 @@ type requestPath struct {
 // longer than the store's request_budget. Work done later on a caller's
 // behalf (queued bookkeeping) uses OffRequestPath.
 func OnRequestPath(ctx context.Context) context.Context {
-	return context.WithValue(ctx, requestPathKey{}, &requestPath{budgeted: true})
+	return context.WithValue(ctx, requestPathKey{}, &requestPath{budgeted: true, exhausted: new(atomic.Bool)})
+}
+
+// RenewBudget gives the request of ctx a new budget for one answer or
+// stream event of the agent's: what the request waited before the agent
+// answered does not count against it, and a stream open for hours is not
+// cut off by the sum of its events' waits. Other contexts are returned as
+// they are.
+func RenewBudget(ctx context.Context) context.Context {
+	p := pathOf(ctx)
+	if p == nil || !p.budgeted {
+		return ctx
+	}
+	return context.WithValue(ctx, requestPathKey{}, &requestPath{budgeted: true, exhausted: p.exhausted})
 }
 
 // OffRequestPath marks ctx as background work, even if derived from a
@@ -52,10 +66,11 @@ func pathOf(ctx context.Context) *requestPath {
 }
 
 // RequestWait reports how long the request of ctx (see OnRequestPath)
-// waited for the store, and whether it ran out of its budget.
+// waited for the store under the budget of ctx, and whether any of its
+// budgets ran out.
 func RequestWait(ctx context.Context) (waited time.Duration, exhausted bool) {
 	p := pathOf(ctx)
-	if p == nil {
+	if p == nil || !p.budgeted {
 		return 0, false
 	}
 	return time.Duration(p.spent.Load()), p.exhausted.Load()

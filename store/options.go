@@ -37,9 +37,10 @@ type Options struct {
 	// Default 720h.
 	OwnershipTTL duration.Duration `yaml:"ownership_ttl"`
 	// RequestBudget bounds how long one request may wait for Redis in all,
-	// across every store call it makes, their retries and dials included;
-	// when it is spent the request is answered UNAVAILABLE. Background
-	// work keeps the Redis timeouts only. Default 2s.
+	// across every store call it makes, their retries and dials included,
+	// before the agent answers, and again for each answer or stream event
+	// it observes; when it is spent the request is answered UNAVAILABLE.
+	// Background work keeps the Redis timeouts only. Default 2s.
 	RequestBudget duration.Duration `yaml:"request_budget"`
 	// Memory tunes the embedded store; ignored when Redis is configured.
 	Memory MemoryOptions `yaml:"memory"`
