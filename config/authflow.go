@@ -192,21 +192,27 @@ func (k AuthFlowKey) load(env Env) ([]byte, error) {
 	if k.KeyEnv == "" {
 		return nil, errors.New("required")
 	}
-	raw, _ := env(k.KeyEnv)
+	return loadKey(env, k.KeyEnv, AuthFlowKeyBytes)
+}
+
+// loadKey reads a key of n bytes, as base64 (standard or URL alphabet,
+// padded or not) or hex, from the environment variable name.
+func loadKey(env Env, name string, n int) ([]byte, error) {
+	raw, _ := env(name)
 	v := strings.TrimSpace(raw)
 	if v == "" {
-		return nil, fmt.Errorf("environment variable %s is unset or empty", k.KeyEnv)
+		return nil, fmt.Errorf("environment variable %s is unset or empty", name)
 	}
-	if b, err := hex.DecodeString(v); err == nil && len(b) == AuthFlowKeyBytes {
+	if b, err := hex.DecodeString(v); err == nil && len(b) == n {
 		return b, nil
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(v); err == nil && len(b) == AuthFlowKeyBytes {
+		if b, err := enc.DecodeString(v); err == nil && len(b) == n {
 			return b, nil
 		}
 	}
 	// The value itself never goes into the message.
-	return nil, fmt.Errorf("environment variable %s does not hold %d bytes as base64 or hex", k.KeyEnv, AuthFlowKeyBytes)
+	return nil, fmt.Errorf("environment variable %s does not hold %d bytes as base64 or hex", name, n)
 }
 
 func (f *AgentAuthFlow) validate(field string, env Env) error {

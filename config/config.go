@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
@@ -34,6 +35,13 @@ type Config struct {
 	PublicURL string `yaml:"public_url"`
 	// Log selects the log level and format.
 	Log LogOptions `yaml:"log"`
+	// TrustedProxies are the CIDRs (or single addresses) of the proxies and
+	// load balancers in front of the gateway. Only from a peer in one of
+	// them are X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Proto,
+	// X-Real-IP and Forwarded believed and passed on, extended by the peer;
+	// from any other peer they are replaced by what the gateway sees.
+	// Default: none.
+	TrustedProxies []string `yaml:"trusted_proxies"`
 	// Limits bound what one request or stream may use.
 	Limits Limits `yaml:"limits"`
 	// Shutdown bounds graceful termination.
@@ -58,6 +66,8 @@ type Config struct {
 	Push PushOptions `yaml:"push"`
 	// AuthFlows turns agents' auth-required states into challenges.
 	AuthFlows AuthFlowOptions `yaml:"auth_flows"`
+	// ListTasks configures the gateway's paging of ListTasks.
+	ListTasks ListTasksOptions `yaml:"list_tasks"`
 	// lines is where each field stands in the file the configuration was
 	// read from, for messages about it (Locate).
 	lines *lineIndex
@@ -302,6 +312,7 @@ func (c *Config) ApplyDefaults() {
 	c.Lifecycle.ApplyDefaults()
 	c.Push.ApplyDefaults(c.PublicURL)
 	c.AuthFlows.ApplyDefaults(c.PublicURL, c.Agents)
+	c.ListTasks.ApplyDefaults()
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -407,6 +418,12 @@ func (c *Config) ValidateEnv(env Env) error {
 	if err := c.AuthFlows.Validate(c.Agents, env); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.ListTasks.Validate(env); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.TrustedPrefixes(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.CardSigning.KeyFile != "" && c.CardSigning.KeyID == "" {
 		add("card_signing.key_id", "required with card_signing.key_file")
 	}
@@ -458,4 +475,36 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	validateNamespaces(c.Agents, add)
 	return errors.Join(errs...)
+}
+
+// TrustedPrefixes parses trusted_proxies; a single address stands for
+// itself alone.
+func (c *Config) TrustedPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(c.TrustedProxies))
+	for i, v := range c.TrustedProxies {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			a, aerr := netip.ParseAddr(v)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("trusted_proxies[%d]: want a CIDR or an IP address, got %q", i, v)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("trusted_proxies[%d]: %q has bits set after the prefix; did you mean %s?", i, v, p.Masked())
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Warnings are settings that are valid but probably not what a deployment
+// wants; check prints them and serve logs them.
+func (c *Config) Warnings() []string {
+	out := NamespaceWarnings(c.Agents)
+	if c.ListTasks.PageTokenKeyEnv == "" {
+		out = append(out, "list_tasks.page_token_key_env is not set: ListTasks page tokens are signed with a random key of each process, "+
+			"so they fail on another replica and after a restart; set it to the same key on every replica")
+	}
+	return out
 }

@@ -14,6 +14,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		"A2AGW_BATCH_HMAC":              "0123456789abcdef0123456789abcdef",
 		"A2AGW_KEY_NIGHTLY":             "abcdefghijklmnopqrstu",
 		"A2AGW_APPROVALS_UPSTREAM_AUTH": "Bearer upstream",
+		"A2AGW_PAGE_TOKEN_KEY":          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 	} {
 		t.Setenv(k, v)
 	}
@@ -93,6 +94,12 @@ func TestRejects(t *testing.T) {
 		{"unset upstream auth env", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", upstream_auth_env: A2AGW_TEST_SURELY_UNSET`, 1), "upstream_auth_env"},
 		{"negative budget", minimal + "budgets: {default: {rate: -1}}\n", "budgets.default.rate"},
 		{"no auth", "agents: [{name: demo, url: \"http://127.0.0.1:9001\"}]\n", "auth"},
+		{"no upstream pages", minimal + "list_tasks: {max_upstream_pages: -1}\n", "list_tasks.max_upstream_pages"},
+		{"short page token ttl", minimal + "list_tasks: {page_token_ttl: 10ms}\n", "list_tasks.page_token_ttl"},
+		{"unset page token key", minimal + "list_tasks: {page_token_key_env: A2AGW_TEST_SURELY_UNSET}\n", "list_tasks.page_token_key_env"},
+		{"trusted proxy not a cidr", minimal + "trusted_proxies: [10.0.0.0/8, lb.internal]\n", "trusted_proxies[1]: want a CIDR"},
+		{"trusted proxy host bits", minimal + "trusted_proxies: [10.0.0.1/8]\n", "trusted_proxies[0]"},
+		{"trusted proxy zone", minimal + "trusted_proxies: [\"fe80::1%eth0\"]\n", "trusted_proxies[0]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

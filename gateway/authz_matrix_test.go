@@ -1004,18 +1004,13 @@ func TestListTasksRefusesForeignPageTokens(t *testing.T) {
 	gw := func(cursor string) string { return "gw1." + base64.RawURLEncoding.EncodeToString([]byte(cursor)) }
 	// The agent's own token format, handed to the gateway unwrapped.
 	agentToken := base64.RawURLEncoding.EncodeToString([]byte("after:2"))
-	refusedByGateway := []string{"garbage", "gw1.", "gw1.!!!", gw(`{"k":-1}`), gw(`{"k":101}`), gw(`not json`), agentToken}
+	refusedByGateway := []string{"garbage", "gw1.", "gw1.!!!", gw(`{"k":-1}`), gw(`{"k":101}`), gw(`not json`), agentToken, gw(`{"u":"forged"}`)}
 	for _, d := range azListDialects {
 		t.Run(d.name, func(t *testing.T) {
 			for _, tok := range refusedByGateway {
 				if r := alice.unreached(t, w.listCall(t, d, 2, "", tok)); !r.is(d.binding, a2a.ErrInvalidParams) {
 					t.Errorf("pageToken %q: want InvalidParams, got %s", tok, r)
 				}
-			}
-			// A well-formed gateway token around an upstream token the agent
-			// never issued: the agent's refusal is passed on.
-			if r := alice.do(t, w.listCall(t, d, 2, "", gw(`{"u":"forged"}`))); !r.is(d.binding, a2a.ErrInvalidParams) {
-				t.Errorf("forged upstream token: want InvalidParams, got %s", r)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 )
 
@@ -378,17 +379,66 @@ func jsonEqual(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// TestForwardedForChain appends the caller's address to the chain it sent.
-func TestForwardedForChain(t *testing.T) {
+// TestForwardedHeaders: the forwarding headers a caller sends reach the
+// agent only through a trusted proxy, extended by it; from anyone else the
+// agent is told what the gateway saw. Method overrides never reach it.
+func TestForwardedHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name                      string
+		trusted                   []string
+		wantFor, wantHost, wantIP string
+	}{
+		{"untrusted peer", nil, "127.0.0.1", "", "127.0.0.1"},
+		{"untrusted, a trusted list without the peer", []string{"10.0.0.0/8", "::1"}, "127.0.0.1", "", "127.0.0.1"},
+		{"trusted peer", []string{"10.0.0.0/8", "127.0.0.1"}, "203.0.113.9, 127.0.0.1", "public.example", "203.0.113.9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := gwtest.Start(t, func(c *config.Config) { c.TrustedProxies = tc.trusted })
+			c := newCaller(t, env)
+			env.Agent.ResetRequests()
+			rq := request{method: http.MethodGet, path: "/extendedAgentCard", header: header(
+				"X-Forwarded-For", "203.0.113.9", "X-Forwarded-Host", "public.example", "X-Real-IP", "203.0.113.9",
+				"X-HTTP-Method-Override", "DELETE", "X-HTTP-Method", "DELETE", "X-Method-Override", "DELETE")}
+			if resp, body := c.do(t, rq); resp.StatusCode != http.StatusOK {
+				t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+			}
+			got := env.Agent.Requests()
+			if len(got) != 1 {
+				t.Fatalf("the agent received %d requests", len(got))
+			}
+			h := got[0].Header
+			wantHost := tc.wantHost
+			if wantHost == "" {
+				wantHost = strings.TrimPrefix(env.Gateway, "http://")
+			}
+			if h.Get("X-Forwarded-For") != tc.wantFor || h.Get("X-Forwarded-Host") != wantHost || h.Get("X-Real-Ip") != tc.wantIP {
+				t.Errorf("the agent was told X-Forwarded-For %q, X-Forwarded-Host %q, X-Real-IP %q; want %q, %q, %q",
+					h.Get("X-Forwarded-For"), h.Get("X-Forwarded-Host"), h.Get("X-Real-Ip"), tc.wantFor, wantHost, tc.wantIP)
+			}
+			for _, name := range []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override"} {
+				if v := h.Values(name); len(v) != 0 {
+					t.Errorf("%s = %q reached the agent", name, v)
+				}
+			}
+		})
+	}
+}
+
+// The gateway classifies and authorizes a request by its own method: an
+// override header does not turn a POST into a GetTask.
+func TestMethodOverrideNotHonoured(t *testing.T) {
 	env := gwtest.Start(t)
 	c := newCaller(t, env)
+	task := c.waitingTask(t)
 	env.Agent.ResetRequests()
-	rq := request{method: http.MethodGet, path: "/extendedAgentCard", header: header("X-Forwarded-For", "203.0.113.9")}
-	if resp, body := c.do(t, rq); resp.StatusCode != http.StatusOK {
-		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	for _, name := range []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"} {
+		rq := request{method: http.MethodPost, path: "/tasks/" + task, header: header(name, http.MethodGet, a2a.VersionHeader, "1.0"), body: []byte(`{}`)}
+		resp, body := c.do(t, rq)
+		if resp.StatusCode == http.StatusOK || !strings.Contains(string(body), "METHOD_NOT_FOUND") {
+			t.Errorf("POST with %s: GET was honoured or the answer is not MethodNotFound: HTTP %d %s", name, resp.StatusCode, body)
+		}
 	}
-	got := env.Agent.Requests()
-	if len(got) != 1 || got[0].Header.Get("X-Forwarded-For") != "203.0.113.9, 127.0.0.1" {
-		t.Fatalf("the agent received %+v", got)
+	if n := len(env.Agent.Requests()); n != 0 {
+		t.Errorf("the agent received %d requests", n)
 	}
 }

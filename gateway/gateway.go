@@ -105,6 +105,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		return nil, err
 	}
 
+	lists, err := newListFilter(cfg.ListTasks)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+
 	// The watchdog calls agents through the proxy, which is built below
 	// with the tracker's stage in it: the call is bound late.
 	tracker, err := lifecycle.New(lifecycle.Options{
@@ -142,7 +148,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			tracker.Guard(),
 			g.auth.Resume,
 			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
-			filterList,
+			lists.stage,
 			cards.rewriteExtendedCard,
 		},
 		Observers: []proxy.Observer{

@@ -2,14 +2,16 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/config"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
@@ -17,42 +19,33 @@ import (
 // the gateway filters them to the caller's tasks. Filtering shortens pages,
 // so the gateway keeps its own paging: its page token remembers the
 // agent's token for the page being read and how many of that page's tasks
-// were already handed out, and a short page is topped up from the agent's
-// following pages.
+// were already handed out (see pagetoken.go), and a short page is topped up
+// from the agent's following pages.
 const (
 	defaultPageSize = 50
 	maxPageSize     = 100
-	// maxUpstreamPages bounds the agent calls one ListTasks may make; the
-	// answer is then a shorter page with a token to continue.
-	maxUpstreamPages = 10
-	pageTokenPrefix  = "gw1."
 )
 
-// pageCursor is the content of the gateway's page token.
-type pageCursor struct {
-	Upstream string `json:"u,omitempty"`
-	Skip     int    `json:"k,omitempty"`
+// listFilter serves ListTasks with the gateway's own page tokens.
+type listFilter struct {
+	tokens *pageTokens
+	// maxPages bounds the agent calls one ListTasks may make; the answer is
+	// then a shorter page with a token to continue.
+	maxPages int
 }
 
-func (c pageCursor) encode() string {
-	b, _ := json.Marshal(c)
-	return pageTokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+func newListFilter(o config.ListTasksOptions) (*listFilter, error) {
+	key, err := o.PageTokenKey()
+	if err != nil {
+		return nil, fmt.Errorf("list_tasks.page_token_key_env: %w", err)
+	}
+	return &listFilter{tokens: newPageTokens(key, o.PageTokenTTL.D()), maxPages: o.MaxUpstreamPages}, nil
 }
 
-func decodeCursor(tok string) (pageCursor, bool) {
-	var c pageCursor
-	if tok == "" {
-		return c, true
-	}
-	raw, ok := strings.CutPrefix(tok, pageTokenPrefix)
-	if !ok {
-		return c, false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || json.Unmarshal(b, &c) != nil || c.Skip < 0 || c.Skip > maxPageSize {
-		return c, false
-	}
-	return c, true
+// owner is whom the scope's page tokens are for. The agent is named by its
+// mount.
+func owner(s *proxy.Scope) pageOwner {
+	return pageOwner{tenant: s.Principal.Tenant, subject: s.Principal.Subject, agent: s.Agent.Name}
 }
 
 // listRequest is a ListTasks call the gateway can re-issue with another
@@ -67,7 +60,7 @@ type listRequest struct {
 	cursor   pageCursor
 }
 
-func newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
+func (f *listFilter) newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
 	lr := &listRequest{s: s, r: r, pageSize: defaultPageSize}
 	var size, token string
 	if s.Op.Binding == a2a.BindingJSONRPC {
@@ -97,9 +90,11 @@ func newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
 		}
 		lr.pageSize = n
 	}
-	c, ok := decodeCursor(token)
+	c, ok := f.tokens.open(token, owner(s), time.Now())
 	if !ok {
-		return nil, a2a.ErrInvalidParams.WithMessage("pageToken is not a token this gateway issued")
+		// Forged, altered, expired or someone else's: one answer for all.
+		s.Log().Info("page token refused", "token_bytes", len(token))
+		return nil, a2a.ErrInvalidParams.WithMessage("pageToken is not a valid token for this list; start again without one")
 	}
 	lr.cursor = c
 	return lr, nil
@@ -147,14 +142,14 @@ type listPage struct {
 	NextPageToken string
 }
 
-// filterList serves ListTasks: it asks the agent for pages, keeps the
-// caller's tasks and writes one page in the agent's format.
-func filterList(next proxy.Handler) proxy.Handler {
+// stage serves ListTasks: it asks the agent for pages, keeps the caller's
+// tasks and writes one page in the agent's format.
+func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		if s.Op.Method != a2a.MethodListTasks {
 			return next(w, r, s)
 		}
-		lr, err := newListRequest(r, s)
+		lr, err := f.newListRequest(r, s)
 		if err != nil {
 			return err
 		}
@@ -163,7 +158,7 @@ func filterList(next proxy.Handler) proxy.Handler {
 		var header http.Header
 		complete := cur == (pageCursor{})
 		for calls := 0; ; calls++ {
-			if calls == maxUpstreamPages {
+			if calls == f.maxPages {
 				complete = false
 				break
 			}
@@ -180,6 +175,10 @@ func filterList(next proxy.Handler) proxy.Handler {
 				// An error or something unexpected: the caller sees it as the agent sent it.
 				rec.copyTo(w)
 				return nil
+			}
+			if len(page.NextPageToken) > maxUpstreamToken {
+				s.Log().Warn("agent page token over the size limit", "limit_bytes", maxUpstreamToken)
+				return a2a.ErrInvalidAgentResponse.WithMessage("the agent's page token is too long")
 			}
 			header = rec.header
 			skip := min(cur.Skip, len(page.Tasks))
@@ -199,15 +198,15 @@ func filterList(next proxy.Handler) proxy.Handler {
 					} else {
 						cur = pageCursor{Upstream: page.NextPageToken}
 					}
-					return writeListPage(w, s, header, kept, cur, false)
+					return f.writeListPage(w, s, header, kept, cur, false)
 				}
 			}
 			if page.NextPageToken == "" {
-				return writeListPage(w, s, header, kept, pageCursor{}, complete)
+				return f.writeListPage(w, s, header, kept, pageCursor{}, complete)
 			}
 			cur = pageCursor{Upstream: page.NextPageToken}
 		}
-		return writeListPage(w, s, header, kept, cur, false)
+		return f.writeListPage(w, s, header, kept, cur, false)
 	}
 }
 
@@ -237,13 +236,13 @@ func readListPage(s *proxy.Scope, rec *recorder) (page listPage, ok bool, err er
 
 // writeListPage writes the filtered page. totalSize is given only when it
 // is exact: every matching task fitted in this one page.
-func writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Header, tasks []json.RawMessage, next pageCursor, exact bool) error {
+func (f *listFilter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Header, tasks []json.RawMessage, next pageCursor, exact bool) error {
 	if tasks == nil {
 		tasks = []json.RawMessage{}
 	}
 	result := map[string]any{"tasks": tasks, "pageSize": len(tasks)}
 	if next != (pageCursor{}) {
-		result["nextPageToken"] = next.encode()
+		result["nextPageToken"] = f.tokens.issue(next, owner(s), time.Now())
 	} else {
 		result["nextPageToken"] = ""
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).
@@ -77,7 +78,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	}
 	setUpstreamHeaders(req, r.Context())
 	req.Header.Del("Accept-Encoding")
-	setForwarded(req, r)
+	setForwarded(req, r, g.trusted)
 
 	pool := s.Agent.transport
 	if s.Op.Method.Streaming() {
@@ -203,8 +204,11 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 }
 
 // observeParsed hands one parsed event to every observer, then to the
-// rewriters.
+// rewriters. Each answer and each stream event is observed within a store
+// budget of its own (store.RenewBudget): a long stream's many small waits
+// add up to no limit.
 func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, payload []byte) ([]byte, error) {
+	ctx = store.RenewBudget(ctx)
 	for _, list := range [][]Observer{g.observers, s.observers} {
 		for _, o := range list {
 			if err := o.Observe(ctx, s, ev, payload); err != nil {
@@ -372,20 +376,4 @@ func copyHeaders(dst, src http.Header) {
 	for _, hh := range hopHeaders {
 		dst.Del(hh)
 	}
-}
-
-// setForwarded records the original client for the agent's logs.
-func setForwarded(req, in *http.Request) {
-	if host, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
-		if prior := in.Header.Values("X-Forwarded-For"); len(prior) > 0 {
-			host = strings.Join(prior, ", ") + ", " + host
-		}
-		req.Header.Set("X-Forwarded-For", host)
-	}
-	proto := "http"
-	if in.TLS != nil {
-		proto = "https"
-	}
-	req.Header.Set("X-Forwarded-Proto", proto)
-	req.Header.Set("X-Forwarded-Host", in.Host)
 }

@@ -54,6 +54,7 @@ type Gateway struct {
 	log       *slog.Logger
 	limits    config.Limits
 	eventID   StreamEventID
+	trusted   trustedProxies
 	// oversizedCredential: see Options.OversizedCredential.
 	oversizedCredential func(http.Header) *a2a.Error
 
@@ -76,6 +77,11 @@ func New(o Options) (*Gateway, error) {
 
 		oversizedCredential: o.OversizedCredential,
 	}
+	trusted, err := o.Config.TrustedPrefixes()
+	if err != nil {
+		return nil, err
+	}
+	g.trusted = trusted
 	g.drainCtx, g.drainStart = context.WithCancel(context.Background())
 	keys := config.RecordKeys(o.Config.Agents)
 	for _, ac := range o.Config.Agents {
@@ -177,6 +183,9 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	}
 	if s.base == nil {
 		s.base, s.logAttrs = g.log, []any{"agent", a.Name}
+	}
+	if waited, spent := store.RequestWait(r.Context()); spent {
+		s.Log().Warn("the request's store wait budget ran out", "waited", waited.String())
 	}
 	result := "ok"
 	if err != nil {

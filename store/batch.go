@@ -112,7 +112,9 @@ func (c *coalescer[Req, Res]) loop() {
 func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 	for _, call := range batch {
 		if onRequestPath(call.ctx) {
-			return OnRequestPath(context.Background())
+			// Counted as the request path's, bounded by no one request's
+			// budget: each caller stops waiting at its own.
+			return context.WithValue(context.Background(), requestPathKey{}, &requestPath{})
 		}
 	}
 	return OffRequestPath(context.Background())
@@ -149,7 +151,7 @@ func newPipelines(client redis.UniversalClient, inFlight int) *coalescer[piped, 
 // again on its own with Run, which loads it.
 func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 	var cmd *redis.Cmd
-	if _, err := conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+	if err := conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		cmd = s.EvalSha(ctx, pipe, keys, args...)
 	}); err != nil {
 		// cmd is the batch's to write until it has run: answer with another.

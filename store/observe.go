@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,22 +16,64 @@ type RoundTripObserver func(op string, onRequestPath bool, d time.Duration, fail
 
 type requestPathKey struct{}
 
+// requestPath is what a request's context carries for its round trips:
+// whether a caller waits for them, and how long the request already waited
+// for the store (see budgetHook).
+type requestPath struct {
+	// budgeted is false for a shared batch that no budget bounds.
+	budgeted bool
+	// spent is the store wait so far under this budget, in nanoseconds.
+	spent atomic.Int64
+	// exhausted is set once a round trip ran out of one of the request's
+	// budgets.
+	exhausted *atomic.Bool
+}
+
 // OnRequestPath marks ctx as a request's own: round trips made with it are
-// ones a caller waits for. Work done later on a caller's behalf (queued
-// bookkeeping) uses OffRequestPath.
+// ones a caller waits for, and together they may wait for the store no
+// longer than the store's request_budget. Work done later on a caller's
+// behalf (queued bookkeeping) uses OffRequestPath.
 func OnRequestPath(ctx context.Context) context.Context {
-	return context.WithValue(ctx, requestPathKey{}, true)
+	return context.WithValue(ctx, requestPathKey{}, &requestPath{budgeted: true, exhausted: new(atomic.Bool)})
+}
+
+// RenewBudget gives the request of ctx a new budget for one answer or
+// stream event of the agent's: what the request waited before the agent
+// answered does not count against it, and a stream open for hours is not
+// cut off by the sum of its events' waits. Other contexts are returned as
+// they are.
+func RenewBudget(ctx context.Context) context.Context {
+	p := pathOf(ctx)
+	if p == nil || !p.budgeted {
+		return ctx
+	}
+	return context.WithValue(ctx, requestPathKey{}, &requestPath{budgeted: true, exhausted: p.exhausted})
 }
 
 // OffRequestPath marks ctx as background work, even if derived from a
-// request's context.
+// request's context: it keeps the store's own timeouts only.
 func OffRequestPath(ctx context.Context) context.Context {
-	return context.WithValue(ctx, requestPathKey{}, false)
+	return context.WithValue(ctx, requestPathKey{}, (*requestPath)(nil))
 }
 
 func onRequestPath(ctx context.Context) bool {
-	v, _ := ctx.Value(requestPathKey{}).(bool)
-	return v
+	return pathOf(ctx) != nil
+}
+
+func pathOf(ctx context.Context) *requestPath {
+	p, _ := ctx.Value(requestPathKey{}).(*requestPath)
+	return p
+}
+
+// RequestWait reports how long the request of ctx (see OnRequestPath)
+// waited for the store under the budget of ctx, and whether any of its
+// budgets ran out.
+func RequestWait(ctx context.Context) (waited time.Duration, exhausted bool) {
+	p := pathOf(ctx)
+	if p == nil || !p.budgeted {
+		return 0, false
+	}
+	return time.Duration(p.spent.Load()), p.exhausted.Load()
 }
 
 // Observe makes s report each Redis round trip to observe. The embedded

@@ -19,6 +19,9 @@ const (
 	DefaultReadTimeout  = time.Second
 	DefaultWriteTimeout = time.Second
 	DefaultMaxEntries   = 1_000_000
+	// DefaultRequestBudget is about two read timeouts: one command and its
+	// retry.
+	DefaultRequestBudget = 2 * time.Second
 )
 
 // Options is the `store:` section of the configuration.
@@ -33,6 +36,12 @@ type Options struct {
 	// after it was first seen. Requests for older ids are refused as unknown.
 	// Default 720h.
 	OwnershipTTL duration.Duration `yaml:"ownership_ttl"`
+	// RequestBudget bounds how long one request may wait for Redis in all,
+	// across every store call it makes, their retries and dials included,
+	// before the agent answers, and again for each answer or stream event
+	// it observes; when it is spent the request is answered UNAVAILABLE.
+	// Background work keeps the Redis timeouts only. Default 2s.
+	RequestBudget duration.Duration `yaml:"request_budget"`
 	// Memory tunes the embedded store; ignored when Redis is configured.
 	Memory MemoryOptions `yaml:"memory"`
 }
@@ -102,6 +111,7 @@ func (o Options) withDefaults() Options {
 		o.KeyPrefix = DefaultKeyPrefix
 	}
 	positive(&o.OwnershipTTL, DefaultOwnershipTTL)
+	positive(&o.RequestBudget, DefaultRequestBudget)
 	positive(&o.Redis.DialTimeout, DefaultDialTimeout)
 	positive(&o.Redis.ReadTimeout, DefaultReadTimeout)
 	positive(&o.Redis.WriteTimeout, DefaultWriteTimeout)
@@ -151,6 +161,11 @@ func (o *Options) Validate() error {
 		add("ownership_ttl", "must not be negative")
 	} else if o.OwnershipTTL != 0 && o.OwnershipTTL.D() < time.Millisecond {
 		add("ownership_ttl", "must be at least 1ms")
+	}
+	if o.RequestBudget < 0 {
+		add("request_budget", "must not be negative")
+	} else if o.RequestBudget != 0 && o.RequestBudget.D() < 10*time.Millisecond {
+		add("request_budget", "must be at least 10ms")
 	}
 	if o.Memory.MaxEntries < 0 {
 		add("memory.max_entries", "must not be negative")

@@ -60,6 +60,10 @@ func TestOptionsValidate(t *testing.T) {
 			want: []string{"store.ownership_ttl: must not be negative"}},
 		{name: "sub-millisecond ttl", o: store.Options{OwnershipTTL: duration.Duration(time.Microsecond)},
 			want: []string{"store.ownership_ttl: must be at least 1ms"}},
+		{name: "negative request budget", o: store.Options{RequestBudget: -1},
+			want: []string{"store.request_budget: must not be negative"}},
+		{name: "tiny request budget", o: store.Options{RequestBudget: duration.Duration(time.Millisecond)},
+			want: []string{"store.request_budget: must be at least 10ms"}},
 		{name: "negative max entries", o: store.Options{Memory: store.MemoryOptions{MaxEntries: -5}},
 			want: []string{"store.memory.max_entries: must not be negative"}},
 	}
@@ -86,7 +90,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestDefaultOptions(t *testing.T) {
 	d := store.DefaultOptions()
-	if d.KeyPrefix != "a2agw" || d.OwnershipTTL.D() != 720*time.Hour || d.Memory.MaxEntries != 1_000_000 ||
+	if d.KeyPrefix != "a2agw" || d.OwnershipTTL.D() != 720*time.Hour || d.RequestBudget.D() != 2*time.Second || d.Memory.MaxEntries != 1_000_000 ||
 		d.Redis.DialTimeout.D() != 2*time.Second || d.Redis.ReadTimeout.D() != time.Second || d.Redis.WriteTimeout.D() != time.Second {
 		t.Fatalf("DefaultOptions() = %+v", d)
 	}

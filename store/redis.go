@@ -65,6 +65,8 @@ type redisConn struct {
 	gate    *gate
 	// pipes batches the commands of concurrent calls; see newPipelines.
 	pipes *coalescer[piped, struct{}]
+	// budget bounds each request's total wait (see piped and budgetHook).
+	budget requestBudget
 }
 
 // fail wraps err from operation op. Transport failures and the replies a
@@ -121,7 +123,11 @@ func NewRedis(client redis.UniversalClient, o Options) Store {
 }
 
 func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisStore {
-	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight)}
+	budget := requestBudget(o.RequestBudget.D())
+	// The hook bounds the client's own calls, piped the shared pipelines'
+	// waits, whose batches no single request's budget may cut short.
+	client.AddHook(budgetHook{budget})
+	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight), budget: budget}
 	if cc, ok := client.(*redis.ClusterClient); ok {
 		conn.cluster = cc
 	}

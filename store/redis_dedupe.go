@@ -249,7 +249,7 @@ func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holde
 	// load many claims are due at once: they share pipelines. SET NX GET
 	// creates the record if there is none and otherwise returns it.
 	var set *redis.StatusCmd
-	if _, err := r.conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+	if err := r.conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		set = pipe.SetArgs(ctx, k, record, redis.SetArgs{Mode: "NX", Get: true, TTL: expiry})
 	}); err != nil {
 		return DedupeRecord{}, 0, r.conn.fail("dedupe claim", err)

@@ -63,7 +63,7 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 	// pipeline with them.
 	sets := make([]*redis.BoolCmd, len(keys))
 	gets := make([]*redis.StringCmd, len(keys))
-	if _, err := r.conn.pipes.do(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+	if err := r.conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		for i, k := range keys {
 			sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
 			gets[i] = pipe.Get(ctx, k)

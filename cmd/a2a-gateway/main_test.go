@@ -92,7 +92,7 @@ func lineWith(t *testing.T, path, text string) string {
 func TestCheckCommand(t *testing.T) {
 	dir := t.TempDir()
 	path := exampleWithKeys(t, dir)
-	for _, name := range []string{"A2AGW_REDIS_PASSWORD", "A2AGW_BATCH_HMAC", "A2AGW_KEY_NIGHTLY", "A2AGW_APPROVALS_UPSTREAM_AUTH"} {
+	for _, name := range []string{"A2AGW_REDIS_PASSWORD", "A2AGW_BATCH_HMAC", "A2AGW_KEY_NIGHTLY", "A2AGW_APPROVALS_UPSTREAM_AUTH", "A2AGW_PAGE_TOKEN_KEY"} {
 		t.Setenv(name, "")
 	}
 	// Every problem at once, each with its line and field.
@@ -102,7 +102,8 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatal("the example passed without its secrets")
 	}
 	for _, want := range []string{
-		": 4 problems:",
+		": 5 problems:",
+		lineWith(t, path, "page_token_key_env: A2AGW_PAGE_TOKEN_KEY") + ": list_tasks.page_token_key_env:",
 		lineWith(t, path, "password_env: A2AGW_REDIS_PASSWORD") + ": store.redis.password_env:",
 		lineWith(t, path, "hmac_secret_env: A2AGW_BATCH_HMAC") + ": auth.issuers[2].hmac_secret_env:",
 		lineWith(t, path, "key_env: A2AGW_KEY_NIGHTLY") + ": auth.api_keys[0].key_env:",
@@ -127,6 +128,7 @@ func TestCheckCommand(t *testing.T) {
 	t.Setenv("A2AGW_BATCH_HMAC", "0123456789abcdef0123456789abcdef")
 	t.Setenv("A2AGW_KEY_NIGHTLY", "abcdefghijklmnopqrstu")
 	t.Setenv("A2AGW_APPROVALS_UPSTREAM_AUTH", "Bearer x")
+	t.Setenv("A2AGW_PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	devKey(t, filepath.Join(dir, "partner.pem.again"))
 	if err := os.Rename(filepath.Join(dir, "partner.pem.again.jwks.json"), filepath.Join(dir, "partner.pem.jwks.json")); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,9 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	log := newLogger(os.Stderr, cfg.Log.Level, cfg.Log.Format)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -52,7 +55,7 @@ func runCheck(args []string, out io.Writer) error {
 	if err := cfg.Locate(errors.Unwrap(err), gateway.Check(cfg, env)); err != nil {
 		return fmt.Errorf("%s: %w", *path, err)
 	}
-	for _, w := range config.NamespaceWarnings(cfg.Agents) {
+	for _, w := range cfg.Warnings() {
 		fmt.Fprintf(out, "%s: warning: %s\n", *path, w)
 	}
 	note := ""
