@@ -432,6 +432,12 @@ func TestAgentAnswerAttacks(t *testing.T) {
 							if !bytes.Contains(body, []byte(tb)) || !bytes.HasSuffix(body, append(append([]byte("data: "), want...), '\n', '\n')) {
 								t.Fatalf("stream\n%s\nwant B's event, then data: %s", body, want)
 							}
+						} else if !c.rest && op == a2a.MethodStream {
+							// A JSON-RPC stream refused before its first event is that one
+							// error event, as SDK servers send it.
+							if resp.StatusCode != http.StatusOK || !bytes.Equal(body, append(append([]byte("data: "), want...), '\n', '\n')) {
+								t.Fatalf("HTTP %d %s\nwant HTTP 200 data: %s", resp.StatusCode, body, want)
+							}
 						} else if resp.StatusCode != status || !bytes.Equal(body, want) {
 							t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
 						}
