@@ -196,7 +196,7 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 		return nil
 	}
 	h := w.Header()
-	copyHeaders(h, resp.Header)
+	copyAnswerHeaders(h, resp.Header)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
@@ -255,8 +255,7 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 	started := false
 	start := func() {
 		h := w.Header()
-		copyHeaders(h, resp.Header)
-		h.Del("Content-Length")
+		copyAnswerHeaders(h, resp.Header)
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(resp.StatusCode)
@@ -361,6 +360,24 @@ func (g *Gateway) streamEnd(r *http.Request, s *Scope, err error, idled bool) er
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), a2a.SSEContentType)
+}
+
+// answerHeaders are the agent's response headers a caller receives: those
+// that describe the body, how to cache it and when to retry, and the
+// protocol's own. Any other header could carry anything, another tenant's
+// task id included: like an answer's members, they are allowed by name.
+var answerHeaders = []string{
+	"Content-Type", "Content-Language", "Cache-Control", "Expires", "Last-Modified", "Etag", "Vary", "Retry-After",
+	a2a.VersionHeader, "A2a-Extensions", "X-A2a-Extensions",
+}
+
+// copyAnswerHeaders copies the allowed answer headers.
+func copyAnswerHeaders(dst, src http.Header) {
+	for _, k := range answerHeaders {
+		if vs := src.Values(k); len(vs) > 0 {
+			dst[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		}
+	}
 }
 
 // copyHeaders copies end-to-end headers.
