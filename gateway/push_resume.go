@@ -220,12 +220,15 @@ func loggedVersion(payload []byte) a2a.Version {
 
 // resumedWriter carries the agent's live stream on after replayed events.
 // The status line is out already, so the agent's is dropped; an answer
-// that is not a stream (the agent refused the subscription) is dropped too,
-// and the resumed stream ends with what was replayed.
+// that is not a stream, or a stream that opens with an error (the agent
+// refused the subscription, answered as a refused stream is), is dropped
+// too, and the resumed stream ends cleanly with what was replayed.
 type resumedWriter struct {
 	w         http.ResponseWriter
 	header    http.Header
 	streaming bool
+	// opened is set once the first event was looked at.
+	opened bool
 }
 
 func (rw *resumedWriter) Header() http.Header { return rw.header }
@@ -236,10 +239,28 @@ func (rw *resumedWriter) WriteHeader(code int) {
 }
 
 func (rw *resumedWriter) Write(b []byte) (int, error) {
+	if rw.streaming && !rw.opened {
+		rw.opened = true
+		rw.streaming = !isErrorEvent(b)
+	}
 	if !rw.streaming {
 		return len(b), nil
 	}
 	return rw.w.Write(b)
+}
+
+// isErrorEvent reports whether b opens with an error event: an "error"
+// event (HTTP+JSON) or a JSON-RPC error response (JSON-RPC).
+func isErrorEvent(b []byte) bool {
+	ev, err := a2a.NewSSEReader(bytes.NewReader(b), len(b)+1).Next()
+	if err != nil {
+		return false
+	}
+	if ev.Event == "error" {
+		return true
+	}
+	_, code, err := a2a.UnwrapRPC(ev.Data)
+	return err == nil && code != 0
 }
 
 // Unwrap lets http.ResponseController reach Flush.
