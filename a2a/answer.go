@@ -3,7 +3,9 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 )
 
 // Agent answers are read as strictly as requests. An agent may answer one
@@ -22,7 +24,8 @@ import (
 //   - only the members the protocol defines at the top of a task, message
 //     or event, none in another letter case or as a second spelling, and the
 //     task and context ids of nested messages (status.message, history)
-//     the same as the task's own;
+//     the same as the task's own, and the referenceTaskIds of every
+//     message read (Event.ReferenceTaskIDs), at most MaxAnswerReferences;
 //   - for the operations that answer with a task, message or event (send,
 //     stream, get, cancel, subscribe), one of those.
 //
@@ -36,6 +39,11 @@ func ambiguous(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotA2A, fmt.Sprintf(format, args...))
 }
 
+// MaxAnswerReferences bounds the distinct referenceTaskIds of one answer or
+// stream event: each costs an ownership lookup before the answer may be
+// relayed.
+const MaxAnswerReferences = 64
+
 // The members the protocol defines at the top of each object the gateway
 // reads ids from; anything else there is refused.
 var (
@@ -48,8 +56,8 @@ var (
 	// jsonrpcKey finds a member whose presence alone decides.
 	jsonrpcKey = members("jsonrpc")
 	taskKeys   = members("id", "contextId", "status", "artifacts", "history", "metadata", "kind", "sessionId")
-	// messageObjectKeys: [6] is taskId, [7] contextId; 0.3 REST (protobuf
-	// JSON) spells parts "content".
+	// messageObjectKeys: [5] is referenceTaskIds, [6] taskId, [7]
+	// contextId; 0.3 REST (protobuf JSON) spells parts "content".
 	messageObjectKeys = members("messageId", "role", "parts", "metadata", "extensions", "referenceTaskIds", "taskId", "contextId", "kind", "content")
 	statusEventKeys   = members("taskId", "contextId", "status", "final", "metadata", "kind", "id")
 	artifactEventKeys = members("taskId", "contextId", "artifact", "append", "lastChunk", "metadata", "kind", "id")
@@ -283,10 +291,13 @@ func readObject(proto bool, kind EventKind, b []byte) (Event, error) {
 		}
 		ev, err = readTask(raw[0], raw[1], raw[2], raw[7])
 		if err == nil {
-			err = sameIDsIn(ev, raw[4], true)
+			err = sameIDsIn(&ev, raw[4], true)
 		}
 	case EventMessage:
 		ev, err = readRefs(EventMessage, raw[6], raw[7])
+		if err == nil {
+			err = ev.addReferences(raw[5])
+		}
 	case EventStatusUpdate:
 		task := raw[0]
 		if task == nil {
@@ -308,7 +319,7 @@ func readObject(proto bool, kind EventKind, b []byte) (Event, error) {
 		return Event{}, ambiguous("%s: %v", kind, err)
 	}
 	if kind == EventTask || kind == EventStatusUpdate {
-		if err := statusMessageIDs(ev, raw[2]); err != nil {
+		if err := statusMessageIDs(&ev, raw[2]); err != nil {
 			return Event{}, err
 		}
 	}
@@ -316,7 +327,7 @@ func readObject(proto bool, kind EventKind, b []byte) (Event, error) {
 }
 
 // statusMessageIDs checks the message of a task status.
-func statusMessageIDs(ev Event, status []byte) error {
+func statusMessageIDs(ev *Event, status []byte) error {
 	if status == nil {
 		return nil
 	}
@@ -341,9 +352,9 @@ func statusMessageIDs(ev Event, status []byte) error {
 }
 
 // sameIDsIn checks that the message (or, with list, each message of the
-// array) names no task or context but ev's: a nested id is one more place
-// a caller may read an id from.
-func sameIDsIn(ev Event, raw []byte, list bool) error {
+// array) names no task or context but ev's, and adds its references to
+// ev: a nested id is one more place a caller may read an id from.
+func sameIDsIn(ev *Event, raw []byte, list bool) error {
 	if raw == nil {
 		return nil
 	}
@@ -364,7 +375,7 @@ func sameIDsIn(ev Event, raw []byte, list bool) error {
 	}
 }
 
-func sameIDs(ev Event, msg []byte) error {
+func sameIDs(ev *Event, msg []byte) error {
 	if !isObject(msg) {
 		return ambiguous("message is not an object")
 	}
@@ -377,7 +388,40 @@ func sameIDs(ev Event, msg []byte) error {
 	if err1 != nil || err2 != nil || t != "" && t != ev.TaskID || c != "" && c != ev.ContextID {
 		return ambiguous("a nested message names another task or context")
 	}
+	if err := ev.addReferences(m[5]); err != nil {
+		return ambiguous("nested message: %v", err)
+	}
 	return nil
+}
+
+// addReferences adds the distinct ids of a message's referenceTaskIds to
+// ev, refusing anything but an array of task ids and more than
+// MaxAnswerReferences in all. It allocates only for an answer that has
+// references.
+func (ev *Event) addReferences(raw []byte) error {
+	if raw == nil {
+		return nil
+	}
+	if raw[0] != '[' {
+		return errors.New("referenceTaskIds is not an array")
+	}
+	for it := elements(raw); ; {
+		r := it.next()
+		if r == nil {
+			return nil
+		}
+		id, err := jsonString(r, "referenceTaskIds")
+		if err != nil || id == "" || len(id) > MaxIDLength {
+			return errors.New("referenceTaskIds holds something other than a task id")
+		}
+		if slices.Contains(ev.ReferenceTaskIDs, id) {
+			continue
+		}
+		if len(ev.ReferenceTaskIDs) == MaxAnswerReferences {
+			return fmt.Errorf("more than %d referenceTaskIds", MaxAnswerReferences)
+		}
+		ev.ReferenceTaskIDs = append(ev.ReferenceTaskIDs, id)
+	}
 }
 
 // ReadListTasks reads the ListTasks result (without its JSON-RPC envelope)

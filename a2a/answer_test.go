@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,7 +86,7 @@ func TestReadAnswerAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			if ev != tc.want {
+			if !reflect.DeepEqual(ev, tc.want) {
 				t.Fatalf("read %+v, want %+v", ev, tc.want)
 			}
 		})
@@ -201,6 +203,16 @@ func ambiguousAnswers() []struct {
 		{"history names another task", opRPC10Send, rpc(`"r-1"`, `{"task":{"id":"t-1",`+st+`,"history":[{"messageId":"m","taskId":"t-1"},{"messageId":"n","taskId":"`+f+`"}]}}`)},
 		{"history names another context", opRPC10Send, rpc(`"r-1"`, `{"task":{"id":"t-1","contextId":"c-1",`+st+`,"history":[{"messageId":"m","contextId":"`+f+`"}]}}`)},
 		{"status update message names another task", opRPC10Stream, rpc(`"r-1"`, `{"statusUpdate":{"taskId":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","taskId":"`+f+`"}}}}`)},
+		// referenceTaskIds the reader could not read as every SDK does.
+		{"references and their snake_case alias", opRPC10Send, rpc(`"r-1"`, `{"message":{"messageId":"m","referenceTaskIds":["t-1"],"reference_task_ids":["`+f+`"]}}`)},
+		{"references in another case in history", opRPC10Send, rpc(`"r-1"`, `{"task":{"id":"t-1",`+st+`,"history":[{"messageId":"m","ReferenceTaskIds":["`+f+`"]}]}}`)},
+		{"duplicate references in status.message", opRPC03Send, rpc(`"r-1"`, `{"kind":"task","id":"t-1","status":{"state":"working","message":{"kind":"message","messageId":"m","referenceTaskIds":[],"referenceTaskIds":["`+f+`"]}}}`)},
+		{"references not an array", opRPC03Send, rpc(`"r-1"`, `{"kind":"message","messageId":"m","referenceTaskIds":"`+f+`"}`)},
+		{"a reference not a string", opREST10Send, `{"message":{"messageId":"m","referenceTaskIds":[{"id":"` + f + `"}]}}`},
+		{"a null reference", opREST10Send, `{"message":{"messageId":"m","referenceTaskIds":[null,"` + f + `"]}}`},
+		{"an empty reference", opRPC10Stream, rpc(`"r-1"`, `{"statusUpdate":{"taskId":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","referenceTaskIds":["","`+f+`"]}}}}`)},
+		{"a reference too long", opREST03Send, `{"msg":{"messageId":"m","reference_task_ids":["` + strings.Repeat("x", MaxIDLength+1) + `"]}}`},
+		{"too many references", opRPC10Send, rpc(`"r-1"`, `{"task":{"id":"t-1",`+st+`,"history":[{"messageId":"m","referenceTaskIds":`+refList(0, MaxAnswerReferences)+`},{"messageId":"n","referenceTaskIds":`+refList(MaxAnswerReferences, 1)+`}]}}`)},
 		{"no task in a send answer", opRPC10Send, rpc(`"r-1"`, `{"id":"`+f+`"}`)},
 		{"empty send answer", opREST10Send, `{}`},
 		{"null send answer", opRPC10Send, rpc(`"r-1"`, `null`)},
@@ -210,6 +222,54 @@ func ambiguousAnswers() []struct {
 		{"truncated", opREST10Get, `{"id":"` + f + `"`},
 		{"invalid UTF-8 member names", opRPC10Get, rpc(`7`, `{"id":"t-1",`+st+`,"metadata":{"i`+"\xff"+`d":"x","i`+"\xfe"+`d":"`+f+`"}}`)},
 		{"lone surrogates that decode alike", opRPC10Get, rpc(`7`, `{"id":"t-1",`+st+`,"metadata":{"\ud800":"x","\ud801":"`+f+`"}}`)},
+	}
+}
+
+// refList is a JSON array of n distinct task ids, from r-first on.
+func refList(first, n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = `"r-` + strconv.Itoa(first+i) + `"`
+	}
+	return "[" + strings.Join(ids, ",") + "]"
+}
+
+// TestReadAnswerReferences: the referenceTaskIds of every message an answer
+// holds are read, in every dialect, each id once.
+func TestReadAnswerReferences(t *testing.T) {
+	refs := func(ids ...string) []string { return ids }
+	cases := []struct {
+		name    string
+		op      *Operation
+		payload string
+		want    []string
+	}{
+		{"1.0 message result", opRPC10Send, rpc(`"r-1"`, `{"message":{"messageId":"m","taskId":"t-1","role":"ROLE_AGENT","parts":[],"referenceTaskIds":["A","B"]}}`), refs("A", "B")},
+		{"1.0 status.message", opRPC10Get, rpc(`7`, `{"id":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","referenceTaskIds":["A"]}}}`), refs("A")},
+		{"1.0 history, each id once", opREST10Get, `{"id":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"s","referenceTaskIds":["B","A"]}},"history":[{"messageId":"m","referenceTaskIds":["A"]},{"messageId":"n","referenceTaskIds":["A","C"]}]}`, refs("A", "C", "B")},
+		{"1.0 stream status update", opRPC10Stream, rpc(`"r-1"`, `{"statusUpdate":{"taskId":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","referenceTaskIds":["A"]}}}}`), refs("A")},
+		{"1.0 snake_case", opRPC10Stream, rpc(`"r-1"`, `{"message":{"messageId":"m","reference_task_ids":["A"]}}`), refs("A")},
+		{"0.3 kind message", opRPC03Send, rpc(`"r-1"`, `{"kind":"message","messageId":"m","role":"agent","parts":[],"referenceTaskIds":["A"]}`), refs("A")},
+		{"0.3 kind task history and status", opRPC03Send, rpc(`"r-1"`, `{"kind":"task","id":"t-1","status":{"state":"working","message":{"kind":"message","messageId":"s","referenceTaskIds":["B"]}},"history":[{"kind":"message","messageId":"m","referenceTaskIds":["A"]}]}`), refs("A", "B")},
+		{"0.3 status-update event", opRPC03Stream, rpc(`"r-1"`, `{"kind":"status-update","taskId":"t-1","status":{"state":"working","message":{"kind":"message","messageId":"m","referenceTaskIds":["A"]}},"final":false}`), refs("A")},
+		{"0.3 REST msg, protobuf JSON", opREST03Send, `{"msg":{"messageId":"m","content":[],"reference_task_ids":["A"]}}`, refs("A")},
+		{"0.3 REST status.update", opREST03Send, `{"task":{"id":"t-1","status":{"state":"TASK_STATE_WORKING","update":{"messageId":"m","reference_task_ids":["A"]}},"history":[{"messageId":"n","referenceTaskIds":["B"]}]}}`, refs("B", "A")},
+		{"legacy history", opRPCLegacy, rpc(`1`, `{"id":"t-1","sessionId":"c-1","status":{"state":"working"},"history":[{"role":"agent","parts":[],"referenceTaskIds":["A"]}]}`), refs("A")},
+		{"escaped ids", opRPC10Send, rpc(`"r-1"`, `{"message":{"messageId":"m","referenceTaskIds":["\u0041"]}}`), refs("A")},
+		{"empty list, null list", opRPC10Get, rpc(`7`, `{"id":"t-1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","referenceTaskIds":[]}},"history":[{"messageId":"n","referenceTaskIds":null}]}`), nil},
+		{"the bound, repeated", opRPC10Get, rpc(`7`, `{"id":"t-1","status":{"state":"TASK_STATE_WORKING"},"history":[{"messageId":"m","referenceTaskIds":`+refList(0, MaxAnswerReferences)+`},{"messageId":"n","referenceTaskIds":`+refList(0, MaxAnswerReferences)+`}]}`),
+			strings.Split(strings.NewReplacer(`"`, "", "[", "", "]", "").Replace(refList(0, MaxAnswerReferences)), ",")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, _, err := ReadAnswer(tc.op, []byte(tc.payload))
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !slices.Equal(ev.ReferenceTaskIDs, tc.want) {
+				t.Fatalf("references %q, want %q", ev.ReferenceTaskIDs, tc.want)
+			}
+		})
 	}
 }
 
@@ -411,22 +471,23 @@ func hasDuplicates(b []byte) bool {
 	}
 }
 
-// decodedIDs reads the task and context ids of an accepted answer with
-// encoding/json, as a caller's SDK would.
-func decodedIDs(t *testing.T, op *Operation, b []byte) (task, ctx string, isErr bool) {
+// decodedIDs reads the task and context ids of an accepted answer, and the
+// distinct referenceTaskIds of its messages, with encoding/json, as a
+// caller's SDK would.
+func decodedIDs(t *testing.T, op *Operation, b []byte) (task, ctx string, refs []string, isErr bool) {
 	t.Helper()
 	var top map[string]any
 	if err := json.Unmarshal(b, &top); err != nil {
 		var null any
 		if json.Unmarshal(b, &null) == nil && null == nil {
-			return "", "", false
+			return "", "", nil, false
 		}
 		t.Fatalf("accepted answer does not decode: %v", err)
 	}
 	obj := top
 	if op.Binding == BindingJSONRPC {
 		if _, ok := top["error"]; ok {
-			return "", "", true
+			return "", "", nil, true
 		}
 		obj, _ = top["result"].(map[string]any)
 	}
@@ -443,7 +504,7 @@ func decodedIDs(t *testing.T, op *Operation, b []byte) (task, ctx string, isErr 
 		return s
 	}
 	if obj == nil {
-		return "", "", false
+		return "", "", nil, false
 	}
 	kind := EventTask
 	for i, w := range [][2]string{{"task", "task"}, {"message", "message"}, {"statusUpdate", "status_update"}, {"artifactUpdate", "artifact_update"}, {"msg", "msg"}} {
@@ -478,7 +539,34 @@ func decodedIDs(t *testing.T, op *Operation, b []byte) (task, ctx string, isErr 
 	if ctx == "" && kind == EventTask {
 		ctx = str(obj, "sessionId", "session_id")
 	}
-	return task, ctx, false
+	var msgs []any
+	if kind == EventMessage {
+		msgs = append(msgs, obj)
+	}
+	if kind == EventTask || kind == EventStatusUpdate {
+		v, _ := get(obj, "status", "status")
+		status, _ := v.(map[string]any)
+		for _, name := range []string{"message", "update"} {
+			if m, ok := status[name]; ok {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	if kind == EventTask {
+		h, _ := obj["history"].([]any)
+		msgs = append(msgs, h...)
+	}
+	for _, m := range msgs {
+		m, _ := m.(map[string]any)
+		v, _ := get(m, "referenceTaskIds", "reference_task_ids")
+		ids, _ := v.([]any)
+		for _, id := range ids {
+			if id, _ := id.(string); !slices.Contains(refs, id) {
+				refs = append(refs, id)
+			}
+		}
+	}
+	return task, ctx, refs, false
 }
 
 func FuzzAnswerReader(f *testing.F) {
@@ -514,7 +602,7 @@ func FuzzAnswerReader(f *testing.F) {
 				}
 				continue
 			}
-			task, ctx, isErr := decodedIDs(t, op, b)
+			task, ctx, refs, isErr := decodedIDs(t, op, b)
 			if isErr != (ev.Kind == EventError) {
 				t.Fatalf("%s %s: read %+v, decoded error=%v from %q", op.Binding, op.Version, ev, isErr, b)
 			}
@@ -524,6 +612,13 @@ func FuzzAnswerReader(f *testing.F) {
 			if ev.TaskID != task || ev.ContextID != ctx {
 				t.Fatalf("%s %s %s: read task %q context %q, encoding/json reads %q %q from %q",
 					op.Binding, op.Version, op.Method, ev.TaskID, ev.ContextID, task, ctx, b)
+			}
+			got := slices.Clone(ev.ReferenceTaskIDs)
+			slices.Sort(got)
+			slices.Sort(refs)
+			if !slices.Equal(got, refs) {
+				t.Fatalf("%s %s %s: read references %q, encoding/json reads %q from %q",
+					op.Binding, op.Version, op.Method, ev.ReferenceTaskIDs, refs, b)
 			}
 		}
 	})

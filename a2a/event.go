@@ -39,6 +39,11 @@ type Event struct {
 	Final bool
 	// ErrorCode is the JSON-RPC error code of an EventError.
 	ErrorCode int
+	// ReferenceTaskIDs are the distinct referenceTaskIds of the messages
+	// ReadAnswer read in the answer (a message result, status.message,
+	// history): task ids the caller can read, so each must be the
+	// caller's. Nil when there are none.
+	ReferenceTaskIDs []string
 }
 
 var (

@@ -1,6 +1,9 @@
 package a2a
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestParseRPCEventResult(t *testing.T) {
 	cases := []struct {
@@ -28,7 +31,7 @@ func TestParseRPCEventResult(t *testing.T) {
 			if tc.wantErr {
 				return
 			}
-			if plain, err := ParseRPCEvent([]byte(tc.in)); err != nil || plain != ev {
+			if plain, err := ParseRPCEvent([]byte(tc.in)); err != nil || !reflect.DeepEqual(plain, ev) {
 				t.Fatalf("ParseRPCEvent = %+v, %v; want %+v", plain, err, ev)
 			}
 		})

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -107,7 +108,7 @@ func TestParseRPCEvent(t *testing.T) {
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -142,7 +143,7 @@ func TestParseResult(t *testing.T) {
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})

@@ -149,39 +149,53 @@ func refsOf(op *a2a.Operation, pol *Policy) (lookups, claims []store.Ref) {
 	return lookups, claims
 }
 
-// Record checks the task and context an answer reveals. Ids not yet on
-// record become the caller's; ids on record for someone else mean the
-// agent answered with another tenant's task, and the answer must not reach
-// the caller: the returned error is TaskNotFound.
+// Record checks the task and context an answer reveals, and the tasks its
+// messages reference. Ids not yet on record become the caller's; ids on
+// record for someone else mean the agent answered with another tenant's
+// task, and the answer must not reach the caller: the returned error is
+// TaskNotFound. A reference names an existing task, so it is looked up,
+// never claimed: it must be the caller's, and one the gateway does not know
+// withholds the answer like a foreign one.
 func (g *Grant) Record(ctx context.Context, ev a2a.Event) error {
-	var refs []store.Ref
+	var claims, lookups []store.Ref
 	for _, r := range []store.Ref{{Kind: store.RefTask, ID: ev.TaskID}, {Kind: store.RefContext, ID: ev.ContextID}} {
-		if r.ID == "" {
-			continue
-		}
-		if _, ok := g.known[r]; !ok {
-			refs = append(refs, r)
+		if r.ID != "" && !g.isKnown(r) {
+			claims = append(claims, r)
 		}
 	}
-	if len(refs) == 0 {
+	for _, id := range ev.ReferenceTaskIDs {
+		// The answer's own task is checked by its claim.
+		if r := (store.Ref{Kind: store.RefTask, ID: id}); id != ev.TaskID && !g.isKnown(r) {
+			lookups = append(lookups, r)
+		}
+	}
+	if len(claims)+len(lookups) == 0 {
 		return nil
 	}
-	owners, err := g.z.owners.Claim(ctx, g.key, refs, store.Owner{Tenant: g.principal.Tenant, Subject: g.principal.Subject})
+	found, claimed, err := g.z.owners.Resolve(ctx, g.key, lookups, claims, store.Owner{Tenant: g.principal.Tenant, Subject: g.principal.Subject})
 	if err != nil {
 		g.z.audit.Warn("ownership could not be recorded; answer withheld", "agent", g.agent, "err", err)
 		return errUnavailable
 	}
-	for i, o := range owners {
-		if !g.owns(o) {
-			g.z.audit.Warn("agent answered with a task owned by another tenant; answer withheld",
-				"decision", "deny", "reason", "foreign_in_answer", "agent", g.agent,
-				"tenant", g.principal.Tenant, "subject", g.principal.Subject, "ref", refs[i].Kind.String(), "id", refs[i].ID)
-			g.z.metrics.AuthzDenials.WithLabelValues(g.agent, "answer", "foreign_in_answer").Inc()
-			return a2a.ErrTaskNotFound
-		}
-		g.remember(refs[i])
+	if i := g.firstForeign(claimed); i >= 0 {
+		return g.withheld(claims[i], "foreign_in_answer")
 	}
+	g.ownsAll(claims, claimed)
+	if i := g.firstForeign(found); i >= 0 {
+		return g.withheld(lookups[i], "foreign_reference_in_answer")
+	}
+	g.ownsAll(lookups, found)
 	return nil
+}
+
+// withheld logs and counts an answer that revealed r, which is not the
+// caller's, and returns the caller's error: the same for every reason.
+func (g *Grant) withheld(r store.Ref, reason string) error {
+	g.z.audit.Warn("agent answered with a task the caller does not own; answer withheld",
+		"decision", "deny", "reason", reason, "agent", g.agent,
+		"tenant", g.principal.Tenant, "subject", g.principal.Subject, "ref", r.Kind.String(), "id", r.ID)
+	g.z.metrics.AuthzDenials.WithLabelValues(g.agent, "answer", reason).Inc()
+	return a2a.ErrTaskNotFound
 }
 
 // TaskRecord returns the lifecycle record of taskID that AuthorizeReading
@@ -238,6 +252,11 @@ func (g *Grant) remember(r store.Ref) {
 		g.known = make(map[store.Ref]struct{}, 2)
 	}
 	g.known[r] = struct{}{}
+}
+
+func (g *Grant) isKnown(r store.Ref) bool {
+	_, ok := g.known[r]
+	return ok
 }
 
 func (g *Grant) owns(o store.Owner) bool {

@@ -363,6 +363,64 @@ func TestGrantRecord(t *testing.T) {
 	wantA2AError(t, err, a2a.ErrUnavailable)
 }
 
+// TestGrantRecordReferences: every task an answer's messages reference must
+// be the caller's. A foreign one and an unknown one withhold the answer
+// alike, and neither is ever claimed.
+func TestGrantRecordReferences(t *testing.T) {
+	ctx := context.Background()
+	for _, pol := range []Policy{{Ownership: OwnerTenant}, {Ownership: OwnerSubject}} {
+		t.Run(string(pol.Ownership), func(t *testing.T) {
+			perSubject := pol.Ownership == OwnerSubject
+			f := newAuthzFixture(t, pol)
+			f.claim(t, alice, taskRef("t-alice"))
+			f.claim(t, carol, taskRef("t-carol"))
+			f.claim(t, bob, taskRef("t-bob"))
+			named := &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, MessageID: "m1", ReferenceTaskIDs: []string{"t-alice"}}
+			g, err := f.z.Authorize(ctx, alice, testAgent, testAgent, named)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := func(refs ...string) a2a.Event {
+				return a2a.Event{Kind: a2a.EventTask, TaskID: "t-new", ContextID: "c-new", ReferenceTaskIDs: refs}
+			}
+			if err := g.Record(ctx, answer("t-alice", "t-new")); err != nil {
+				t.Fatalf("references to the caller's task and to the answer's own: %v", err)
+			}
+			withheld := []string{"t-bob", "t-unknown"}
+			if perSubject {
+				withheld = append(withheld, "t-carol")
+			} else if err := g.Record(ctx, answer("t-carol")); err != nil {
+				t.Errorf("a reference to a task of the caller's tenant: %v", err)
+			}
+			for _, ref := range withheld {
+				if err := g.Record(ctx, answer("t-alice", ref)); !errors.Is(err, a2a.ErrTaskNotFound) {
+					t.Errorf("reference to %s: %v, want TaskNotFound", ref, err)
+				}
+			}
+			if got := f.owner(t, taskRef("t-unknown")); !got.IsZero() {
+				t.Errorf("a reference claimed t-unknown for %+v", got)
+			}
+			if got := f.owner(t, taskRef("t-bob")); got.Tenant != "globex" {
+				t.Errorf("a reference changed the owner of t-bob to %+v", got)
+			}
+			if got := f.denials(t, "answer", "foreign_reference_in_answer"); got != float64(len(withheld)) {
+				t.Errorf("denials{answer,foreign_reference_in_answer} = %v, want %d", got, len(withheld))
+			}
+			if log := f.audit.String(); !strings.Contains(log, `"reason":"foreign_reference_in_answer"`) {
+				t.Errorf("no audit line for a withheld reference: %s", log)
+			}
+
+			// Tasks the request named or an earlier answer proved cost no
+			// round trip; a new reference fails closed without the store.
+			_ = f.st.Close()
+			if err := g.Record(ctx, answer("t-alice", "t-new")); err != nil {
+				t.Errorf("known references after the store closed: %v", err)
+			}
+			wantA2AError(t, g.Record(ctx, answer("t-other")), a2a.ErrUnavailable)
+		})
+	}
+}
+
 func TestGrantOwnedTasks(t *testing.T) {
 	ctx := context.Background()
 	f := newAuthzFixture(t, Policy{Ownership: OwnerSubject})

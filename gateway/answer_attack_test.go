@@ -17,8 +17,9 @@ import (
 
 // The attack suite: an agent that answers tenant B with tenant A's task id
 // in every shape a reader could misread. It passes only if A's id never
-// reaches B, in any byte, and B gets INVALID_AGENT_RESPONSE (or, for an
-// agent error, the gateway's own error for its code) with a log line.
+// reaches B, in any byte, and B gets INVALID_AGENT_RESPONSE (TaskNotFound
+// for an answer naming or referencing a task that is not B's; for an agent
+// error, the gateway's own error for its code) with a log line.
 
 // attackCall is one call of B's and what the agent knows of it.
 type attackCall struct {
@@ -55,6 +56,24 @@ func (x *attackCall) taskWith(members, status string) string {
 }
 
 func (x *attackCall) own() string { return x.task(`"id":"` + x.tb + `","contextId":"ctx-b"`) }
+
+// message is a message of B's task referencing ref, as the call's result:
+// wrapped in protobuf JSON, with kind otherwise.
+func (x *attackCall) message(refs string) string {
+	if x.proto() {
+		return `{"message":{"messageId":"m","taskId":"` + x.tb + `","contextId":"ctx-b",` + refs + `}}`
+	}
+	return `{"kind":"message","messageId":"m","taskId":"` + x.tb + `","contextId":"ctx-b",` + refs + `}`
+}
+
+// statusEvent is a status update of B's task whose message has refs.
+func (x *attackCall) statusEvent(refs string) string {
+	status := `"taskId":"` + x.tb + `","contextId":"ctx-b","status":{"state":"` + x.state() + `","message":{"messageId":"m",` + refs + `}}`
+	if x.proto() {
+		return `{"statusUpdate":{` + status + `}}`
+	}
+	return `{"kind":"status-update",` + status + `,"final":false}`
+}
 
 // result frames a task as the operation's result: protobuf JSON wraps it
 // for sends and stream events.
@@ -93,12 +112,34 @@ type attack struct {
 	body   func(x *attackCall) string
 	want   *a2a.Error
 	// streamOnly or jsonOnly limit an attack to one kind of answer.
-	jsonOnly bool
+	streamOnly, jsonOnly bool
+	// reason, when set, is the reason the audit log must give.
+	reason string
 }
 
 func attacks() []attack {
 	bad := a2a.ErrInvalidAgentResponse
+	const refused = "foreign_reference_in_answer"
+	refs := func(ids ...string) string { return `"referenceTaskIds":["` + strings.Join(ids, `","`) + `"]` }
 	return []attack{
+		{name: "A's task referenced by a message result", body: func(x *attackCall) string {
+			return x.answer(x.message(refs(x.tb, x.ta)))
+		}, want: a2a.ErrTaskNotFound, reason: refused},
+		{name: "an unknown task referenced by a message result", body: func(x *attackCall) string {
+			return x.answer(x.message(refs(x.ta + "-unknown")))
+		}, want: a2a.ErrTaskNotFound, reason: refused},
+		{name: "A's task referenced by status.message", body: func(x *attackCall) string {
+			return x.answer(x.result(x.taskWith(`"id":"`+x.tb+`","contextId":"ctx-b"`, `{"state":"`+x.state()+`","message":{"messageId":"m",`+refs(x.ta)+`}}`)))
+		}, want: a2a.ErrTaskNotFound, reason: refused},
+		{name: "A's task referenced in history", body: func(x *attackCall) string {
+			return x.answer(x.result(x.task(`"id":"` + x.tb + `","contextId":"ctx-b","history":[{"messageId":"m"},{"messageId":"n",` + refs(x.ta) + `}]`)))
+		}, want: a2a.ErrTaskNotFound, reason: refused},
+		{name: "A's task referenced in history, snake_case", body: func(x *attackCall) string {
+			return x.answer(x.result(x.task(`"id":"` + x.tb + `","contextId":"ctx-b","history":[{"messageId":"m","reference_task_ids":["` + x.ta + `"]}]`)))
+		}, want: a2a.ErrTaskNotFound, reason: refused},
+		{name: "A's task referenced by a status update event", body: func(x *attackCall) string {
+			return x.answer(x.statusEvent(refs(x.ta)))
+		}, want: a2a.ErrTaskNotFound, reason: refused, streamOnly: true},
 		{name: "foreign task, plainly", body: func(x *attackCall) string {
 			return x.answer(x.result(x.task(`"id":"` + x.ta + `","contextId":"ctx-b"`)))
 		}, want: a2a.ErrTaskNotFound},
@@ -397,7 +438,7 @@ func TestAgentAnswerAttacks(t *testing.T) {
 		for _, op := range ops {
 			for _, at := range attacks() {
 				for _, mid := range []bool{false, true} {
-					if mid && (op != a2a.MethodStream || at.jsonOnly) {
+					if mid && (op != a2a.MethodStream || at.jsonOnly) || at.streamOnly && op != a2a.MethodStream {
 						continue
 					}
 					name := c.String() + "/" + op.String() + "/" + at.name
@@ -445,16 +486,50 @@ func TestAgentAnswerAttacks(t *testing.T) {
 							!strings.Contains(log.String(), "agent error answer refused") {
 							t.Fatalf("no log line for the refused answer:\n%s", log.String())
 						}
+						if at.reason != "" && !strings.Contains(log.String(), "reason="+at.reason) {
+							t.Fatalf("no log line with reason %s:\n%s", at.reason, log.String())
+						}
 					})
 				}
 			}
 		}
+		referenceOwn(t, agent, b, c, mount, tb, func(id string) { create(t, b, c, id) })
 		if c.v == a2a.V10 {
 			listAttacks(t, agent, b, c, mount, ta, tb)
 		}
 	}
 	if n < 300 {
 		t.Fatalf("only %d probes ran", n)
+	}
+}
+
+// referenceOwn: answers that reference another task of B's own reach B
+// unchanged.
+func referenceOwn(t *testing.T, agent *misbehaving, b *caller, c call, mount, tb string, create func(id string)) {
+	ref := tb + "-referenced"
+	create(ref)
+	refs := `"referenceTaskIds":["` + ref + `"]`
+	for _, shape := range []struct {
+		name   string
+		result func(x *attackCall) string
+	}{
+		{"message result", func(x *attackCall) string { return x.message(refs) }},
+		{"history", func(x *attackCall) string {
+			return x.result(x.task(`"id":"` + tb + `","contextId":"ctx-b","history":[{"messageId":"m",` + refs + `}]`))
+		}},
+	} {
+		t.Run(c.String()+"/send/B's own task referenced by "+shape.name, func(t *testing.T) {
+			rpcID := b.nextID("r")
+			x := &attackCall{v: c.v, rest: c.rest, op: a2a.MethodSend, rpcID: `"` + rpcID + `"`, tb: tb}
+			answer := x.answer(shape.result(x))
+			agent.set(func(m *script) { m.body = answer })
+			rq := c.request(a2a.MethodSend, "", rpcID)
+			rq.path = mount + rq.path
+			resp, body := b.do(t, rq)
+			if resp.StatusCode != http.StatusOK || string(body) != answer {
+				t.Fatalf("HTTP %d %s\nwant HTTP 200 %s", resp.StatusCode, body, answer)
+			}
+		})
 	}
 }
 
