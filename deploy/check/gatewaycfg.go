@@ -41,23 +41,18 @@ func gatewayConfig(raw []byte, env map[string]string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// checkExampleConfig validates the documented example with placeholder
-// secrets: every field in it must be one the gateway accepts.
+// checkExampleConfig validates the documented example as `a2a-gateway
+// check -skip-env` does: every field in it must be one the gateway accepts;
+// the secrets it names are not at hand.
 func checkExampleConfig(path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	refs, err := envRefs(raw)
-	if err != nil {
-		return err
+	if _, err := config.ParseEnv(raw, nil); err != nil {
+		return fmt.Errorf("gateway configuration: %w", err)
 	}
-	env := map[string]string{}
-	for _, r := range refs {
-		env[r] = placeholderSecret
-	}
-	_, err = gatewayConfig(raw, env)
-	return err
+	return nil
 }
 
 // placeholderSecret stands in for secrets: long enough for every minimum
