@@ -1000,6 +1000,7 @@ func TestClientTransportSettings(t *testing.T) {
 			if g.next.Proxy != nil {
 				t.Error("the transport takes a proxy")
 			}
+			//lint:ignore SA1019 the deprecated hook is read only to check that nothing set it
 			if g.next.DialContext == nil || g.next.DialTLSContext != nil || g.next.Dial != nil {
 				t.Error("dialing does not go through the checked dialer")
 			}
