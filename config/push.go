@@ -36,7 +36,7 @@ type PushOptions struct {
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
 	// VerifyEndpoints makes the gateway challenge a webhook at
 	// registration, before its first delivery: the receiver must echo a
-	// random value (README, "Push notifications"). Tenants may differ.
+	// random value (docs/push.md). Tenants may differ.
 	VerifyEndpoints bool `yaml:"verify_endpoints"`
 	// Tenants holds per-tenant settings that replace the ones above.
 	Tenants map[string]PushTenant `yaml:"tenants"`

@@ -1,5 +1,5 @@
 // Package metrics defines every Prometheus metric the gateway exports, in
-// one place, so dashboards, alert rules and the README catalogue can be
+// one place, so dashboards, alert rules and the catalogue in docs/metrics.md can be
 // checked against a single list. Labels are bounded: agent, operation,
 // state, reason, outcome; never a task id.
 package metrics

@@ -105,7 +105,7 @@ func TestBackoffJitterStaysInRange(t *testing.T) {
 	}
 }
 
-// The README's delivery window: with the default schedule and jitter, the
+// The delivery window of docs/push.md: with the default schedule and jitter, the
 // last attempt starts 27.6 hours after the first on average, 90% of the
 // time between 24.5 and 30.7 hours, never before 22 or after 33.2 hours.
 func TestDefaultScheduleWindow(t *testing.T) {

@@ -147,7 +147,7 @@ func (w *world) verifyLoad(t *testing.T, l *load, redisKill, failedOver time.Tim
 		// ownership cannot be recorded is withheld and its claim held for
 		// one lease; a retry after the lease reaches the agent again. So a
 		// message first sent in the failover may reach it once more per
-		// lease the failover lasted (the README's dedupe limits).
+		// lease the failover lasted (the dedupe limits in docs/dedupe.md).
 		limit := 2
 		if inFailover || m.triedDuring(redisKill.Add(-replicationWindow), failedOver) {
 			limit = 2 + int((failedOver.Sub(redisKill)+dedupeLease-1)/dedupeLease)

@@ -29,7 +29,7 @@ func TestGatewaysThroughSentinelFailover(t *testing.T) {
 		t.FailNow()
 	}
 	// Replication is asynchronous: writes of the last moment before a
-	// master dies may be lost (README, Running in production), so the
+	// master dies may be lost (docs/production.md), so the
 	// checks below use records written well before.
 	time.Sleep(500 * time.Millisecond)
 

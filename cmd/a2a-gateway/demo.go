@@ -252,7 +252,7 @@ The ops view (task lifecycles, counts by state) on the admin listener:
 
   curl -s 'http://%[2]s/ops/tasks?agent=demo' -H 'Authorization: Bearer %[5]s'
 
-An agent that asks for a credential before every task (walk-through: README, "Auth-required flows"):
+An agent that asks for a credential before every task (walk-through: docs/auth-flows.md):
 
   %[6]s/
 
