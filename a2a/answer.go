@@ -424,31 +424,39 @@ func (ev *Event) addReferences(raw []byte) error {
 	}
 }
 
+// ListedTask is one task of a ListTasks page: its bytes as the agent sent
+// them, its id, and the tasks its messages reference.
+type ListedTask struct {
+	Raw        json.RawMessage
+	ID         string
+	References []string
+}
+
 // ReadListTasks reads the ListTasks result (without its JSON-RPC envelope)
-// of an answer to op: the raw tasks, each read as strictly as a GetTask
-// answer, with their ids, and the agent's next page token.
-func ReadListTasks(op *Operation, result []byte) (tasks []json.RawMessage, ids []string, next string, err error) {
+// of an answer to op: the tasks, each read as strictly as a GetTask
+// answer, and the agent's next page token.
+func ReadListTasks(op *Operation, result []byte) (tasks []ListedTask, next string, err error) {
 	if err := checkJSON(result); err != nil {
-		return nil, nil, "", err
+		return nil, "", err
 	}
 	if !isObject(result) {
-		return nil, nil, "", ambiguous("ListTasks result is not an object")
+		return nil, "", ambiguous("ListTasks result is not an object")
 	}
 	if err := onlyMembers(result, listResultKeys); err != nil {
-		return nil, nil, "", err
+		return nil, "", err
 	}
 	var raw [4][]byte
 	if err := pick(result, listResultKeys, raw[:]); err != nil {
-		return nil, nil, "", ambiguous("ListTasks result: %v", err)
+		return nil, "", ambiguous("ListTasks result: %v", err)
 	}
 	if next, err = jsonString(raw[1], "nextPageToken"); err != nil {
-		return nil, nil, "", ambiguous("ListTasks result: %v", err)
+		return nil, "", ambiguous("ListTasks result: %v", err)
 	}
 	if raw[0] == nil {
-		return nil, nil, next, nil
+		return nil, next, nil
 	}
 	if raw[0][0] != '[' {
-		return nil, nil, "", ambiguous("ListTasks tasks is not an array")
+		return nil, "", ambiguous("ListTasks tasks is not an array")
 	}
 	for it := elements(raw[0]); ; {
 		t := it.next()
@@ -457,19 +465,18 @@ func ReadListTasks(op *Operation, result []byte) (tasks []json.RawMessage, ids [
 		}
 		var w [5][]byte
 		if seen, _ := pickSeen(t, wrapperKeys, w[:]); seen != 0 {
-			return nil, nil, "", ambiguous("ListTasks lists a wrapped result")
+			return nil, "", ambiguous("ListTasks lists a wrapped result")
 		}
 		ev, err := readVersioned(protoJSON(op), t)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, "", err
 		}
 		if ev.Kind != EventTask || ev.TaskID == "" {
-			return nil, nil, "", ambiguous("ListTasks lists something other than a task")
+			return nil, "", ambiguous("ListTasks lists something other than a task")
 		}
-		tasks = append(tasks, t)
-		ids = append(ids, ev.TaskID)
+		tasks = append(tasks, ListedTask{Raw: t, ID: ev.TaskID, References: ev.ReferenceTaskIDs})
 	}
-	return tasks, ids, next, nil
+	return tasks, next, nil
 }
 
 // AgentError is the gateway's error for an error the agent answered with

@@ -376,9 +376,16 @@ func TestReadRESTError(t *testing.T) {
 }
 
 func TestReadListTasks(t *testing.T) {
-	tasks, ids, next, err := ReadListTasks(opRPC10Get, []byte(`{"tasks":[`+task10+`,{"id":"t-2","status":{"state":1}}],"nextPageToken":"p2","pageSize":2}`))
-	if err != nil || len(tasks) != 2 || strings.Join(ids, ",") != "t-1,t-2" || next != "p2" || string(tasks[0]) != task10 {
-		t.Fatalf("read %q %q %q, %v", tasks, ids, next, err)
+	withRefs := `{"id":"t-3","status":{"state":1,"message":{"messageId":"m","role":2,"parts":[],"referenceTaskIds":["t-1","r-9"]}},` +
+		`"history":[{"messageId":"h","role":1,"parts":[],"referenceTaskIds":["r-9","r-8"]}]}`
+	tasks, next, err := ReadListTasks(opRPC10Get, []byte(`{"tasks":[`+task10+`,{"id":"t-2","status":{"state":1}},`+withRefs+`],"nextPageToken":"p2","pageSize":3}`))
+	if err != nil || len(tasks) != 3 || next != "p2" || string(tasks[0].Raw) != task10 || string(tasks[2].Raw) != withRefs {
+		t.Fatalf("read %+v %q, %v", tasks, next, err)
+	}
+	for i, want := range []struct{ id, refs string }{{"t-1", ""}, {"t-2", ""}, {"t-3", "r-9,r-8,t-1"}} {
+		if tasks[i].ID != want.id || strings.Join(tasks[i].References, ",") != want.refs {
+			t.Errorf("task %d: id %q references %q, want %q %q", i, tasks[i].ID, tasks[i].References, want.id, want.refs)
+		}
 	}
 	for _, p := range []string{
 		`{"tasks":[{"id":"t-1","ID":"` + foreign + `"}]}`,
@@ -390,8 +397,8 @@ func TestReadListTasks(t *testing.T) {
 		`{"tasks":[` + task10 + `],"items":[{"id":"` + foreign + `"}]}`,
 		`{"tasks":{"id":"` + foreign + `"}}`,
 	} {
-		if tasks, ids, _, err := ReadListTasks(opRPC10Get, []byte(p)); err == nil {
-			t.Errorf("ReadListTasks(%s) = %q %q", p, tasks, ids)
+		if tasks, _, err := ReadListTasks(opRPC10Get, []byte(p)); err == nil {
+			t.Errorf("ReadListTasks(%s) = %+v", p, tasks)
 		}
 	}
 }

@@ -537,22 +537,30 @@ func referenceOwn(t *testing.T, agent *misbehaving, b *caller, c call, mount, tb
 func listAttacks(t *testing.T, agent *misbehaving, b *caller, c call, mount, ta, tb string) {
 	x := &attackCall{v: c.v, rest: c.rest, op: a2a.MethodListTasks, ta: ta, tb: tb}
 	page := func(tasks string) string { return `{"tasks":[` + tasks + `],"nextPageToken":""}` }
+	refers := func(ref string) string {
+		return x.task(`"id":"` + tb + `","contextId":"ctx-b","history":[{"messageId":"m","taskId":"` + tb + `","referenceTaskIds":["` + ref + `"]}]`)
+	}
 	cases := []struct {
 		name   string
 		result string
 		want   *a2a.Error // nil: a page with B's task only
+		// leftOut: B's own task is left out of the page, since it
+		// references a task B does not own.
+		leftOut bool
 	}{
-		{"A's task listed plainly", page(x.own() + `,` + x.task(`"id":"`+ta+`"`)), nil},
-		{"duplicate id", page(x.task(`"id":"` + tb + `","id":"` + ta + `"`)), a2a.ErrInvalidAgentResponse},
-		{"ID case variant", page(x.task(`"id":"` + tb + `","ID":"` + ta + `"`)), a2a.ErrInvalidAgentResponse},
-		{"escaped duplicate id", page(x.task(`"id":"` + tb + `","\u0069d":"` + ta + `"`)), a2a.ErrInvalidAgentResponse},
-		{"duplicate tasks", `{"tasks":[` + x.own() + `],"tasks":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse},
-		{"Tasks case variant", `{"tasks":[` + x.own() + `],"Tasks":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse},
-		{"wrapped task", page(`{"task":` + x.task(`"id":"`+ta+`"`) + `}`), a2a.ErrInvalidAgentResponse},
-		{"kind on 1.0", page(`{"kind":"task","id":"` + ta + `","status":{"state":"working"}}`), a2a.ErrInvalidAgentResponse},
-		{"history names A's task", page(x.task(`"id":"` + tb + `","history":[{"messageId":"m","taskId":"` + ta + `"}]`)), a2a.ErrInvalidAgentResponse},
-		{"a task without an id", page(x.own() + `,{"Id":"` + ta + `","status":{}}`), a2a.ErrInvalidAgentResponse},
-		{"member the protocol does not define", `{"tasks":[` + x.own() + `],"hidden":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse},
+		{"A's task listed plainly", page(x.own() + `,` + x.task(`"id":"`+ta+`"`)), nil, false},
+		{"B's task references A's", page(refers(ta)), nil, true},
+		{"B's task references an unknown task", page(refers("never-seen-task")), nil, true},
+		{"duplicate id", page(x.task(`"id":"` + tb + `","id":"` + ta + `"`)), a2a.ErrInvalidAgentResponse, false},
+		{"ID case variant", page(x.task(`"id":"` + tb + `","ID":"` + ta + `"`)), a2a.ErrInvalidAgentResponse, false},
+		{"escaped duplicate id", page(x.task(`"id":"` + tb + `","\u0069d":"` + ta + `"`)), a2a.ErrInvalidAgentResponse, false},
+		{"duplicate tasks", `{"tasks":[` + x.own() + `],"tasks":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse, false},
+		{"Tasks case variant", `{"tasks":[` + x.own() + `],"Tasks":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse, false},
+		{"wrapped task", page(`{"task":` + x.task(`"id":"`+ta+`"`) + `}`), a2a.ErrInvalidAgentResponse, false},
+		{"kind on 1.0", page(`{"kind":"task","id":"` + ta + `","status":{"state":"working"}}`), a2a.ErrInvalidAgentResponse, false},
+		{"history names A's task", page(x.task(`"id":"` + tb + `","history":[{"messageId":"m","taskId":"` + ta + `"}]`)), a2a.ErrInvalidAgentResponse, false},
+		{"a task without an id", page(x.own() + `,{"Id":"` + ta + `","status":{}}`), a2a.ErrInvalidAgentResponse, false},
+		{"member the protocol does not define", `{"tasks":[` + x.own() + `],"hidden":[` + x.task(`"id":"`+ta+`"`) + `]}`, a2a.ErrInvalidAgentResponse, false},
 	}
 	for _, tc := range cases {
 		t.Run(c.String()+"/list/"+tc.name, func(t *testing.T) {
@@ -564,8 +572,8 @@ func listAttacks(t *testing.T, agent *misbehaving, b *caller, c call, mount, ta,
 			resp, body := b.do(t, rq)
 			noForeignID(t, ta, resp, body)
 			if tc.want == nil {
-				if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(tb)) {
-					t.Fatalf("HTTP %d %s, want B's page", resp.StatusCode, body)
+				if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(tb)) != !tc.leftOut {
+					t.Fatalf("HTTP %d %s, want B's page (B's task left out: %v)", resp.StatusCode, body, tc.leftOut)
 				}
 				return
 			}

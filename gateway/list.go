@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,11 +136,10 @@ func setOrDelete(m map[string]json.RawMessage, k, v string) {
 	m[k], _ = json.Marshal(v)
 }
 
-// listPage is the part of a ListTasks result the gateway reads: the raw
-// tasks with their ids.
+// listPage is the part of a ListTasks result the gateway reads: the tasks,
+// with their ids and the tasks they reference.
 type listPage struct {
-	Tasks         []json.RawMessage
-	IDs           []string
+	Tasks         []a2a.ListedTask
 	NextPageToken string
 }
 
@@ -183,7 +184,7 @@ func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
 			header = rec.header
 			skip := min(cur.Skip, len(page.Tasks))
 			tasks := page.Tasks[skip:]
-			owned, err := s.Grant.OwnedTasks(r.Context(), page.IDs[skip:])
+			owned, err := ownedListed(r.Context(), s, tasks)
 			if err != nil {
 				return err
 			}
@@ -191,7 +192,7 @@ func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
 				if !owned[i] {
 					continue
 				}
-				kept = append(kept, t)
+				kept = append(kept, t.Raw)
 				if len(kept) == lr.pageSize {
 					if rest := i + 1; rest < len(tasks) {
 						cur = pageCursor{Upstream: cur.Upstream, Skip: cur.Skip + rest}
@@ -226,12 +227,38 @@ func readListPage(s *proxy.Scope, rec *recorder) (page listPage, ok bool, err er
 		}
 		body = res
 	}
-	tasks, ids, next, err := a2a.ReadListTasks(s.Op, body)
+	tasks, next, err := a2a.ReadListTasks(s.Op, body)
 	if err != nil {
 		s.Log().Warn("agent ListTasks answer refused", "err", err)
 		return page, false, a2a.ErrInvalidAgentResponse
 	}
-	return listPage{Tasks: tasks, IDs: ids, NextPageToken: next}, true, nil
+	return listPage{Tasks: tasks, NextPageToken: next}, true, nil
+}
+
+// ownedListed reports which listed tasks the caller may see: its own tasks
+// whose messages reference only its own tasks. A reference to another
+// tenant's task, or one the gateway never saw, would reveal it, so such a
+// task is left out like a foreign one. One ownership lookup for the page.
+func ownedListed(ctx context.Context, s *proxy.Scope, tasks []a2a.ListedTask) ([]bool, error) {
+	ids := make([]string, 0, len(tasks))
+	for _, t := range tasks {
+		ids = append(ids, t.ID)
+		ids = append(ids, t.References...)
+	}
+	owned, err := s.Grant.OwnedTasks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(tasks))
+	at := 0
+	for i, t := range tasks {
+		out[i] = !slices.Contains(owned[at:at+1+len(t.References)], false)
+		if owned[at] && !out[i] {
+			s.Log().Warn("agent listed a task of the caller's that references a task the caller does not own; task left out", "task_id", t.ID)
+		}
+		at += 1 + len(t.References)
+	}
+	return out, nil
 }
 
 // writeListPage writes the filtered page. totalSize is given only when it
