@@ -165,11 +165,16 @@ func (o *PushOptions) Validate(env Env) error {
 		errs = append(errs, err)
 	}
 	checkEnv := func(field, name string) {
-		if name == "" {
+		if name == "" || !o.Enabled {
 			return
 		}
-		if msg := env.checkVar(name); msg != "" && o.Enabled {
+		if msg := env.checkVar(name); msg != "" {
 			add(field, "%s", msg)
+		} else if env != nil {
+			v, _ := env(name)
+			if _, err := push.ParseWebhookSecret(v); err != nil {
+				add(field, "the Standard Webhooks secret in %s: %v", name, err)
+			}
 		}
 	}
 	checkEnv("webhook_secret_env", o.WebhookSecretEnv)

@@ -10,8 +10,8 @@ import (
 )
 
 // Check reads everything New reads from files and from the environment
-// (verification and signing keys, API keys, HMAC and webhook secrets) and
-// reports every problem at once. It connects to nothing: a Redis that is
+// that configuration validation does not (verification and signing keys,
+// API keys, HMAC secrets) and reports every problem at once. It connects to nothing: a Redis that is
 // down or a JWKS that cannot be fetched is found only by serve. With a nil
 // env the secrets held in environment variables are not read.
 //
@@ -31,10 +31,6 @@ func Check(cfg *config.Config, env config.Env) error {
 	if cfg.Push.Enabled {
 		if _, err := push.NewSigner(cfg.Push.SignerOptions()); err != nil {
 			add(fmt.Errorf("push.%w", err))
-		}
-		if env != nil {
-			_, err := webhookSecrets(&cfg.Push, env)
-			add(err)
 		}
 	}
 	return errors.Join(errs...)
