@@ -170,7 +170,7 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	if body, err = g.observeParsed(ctx, s, ev, body); err != nil {
 		return err
 	}
-	if s.Op.Method.Streaming() {
+	if s.Op.Binding == a2a.BindingJSONRPC && s.Op.Method.Streaming() {
 		// A streaming method's caller reads the answer as a stream (a2a-go's
 		// client reads any 200 as one, and would see an empty stream): an
 		// agent that answered with one JSON object, often its error, has

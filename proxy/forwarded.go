@@ -119,31 +119,40 @@ func forwardedNode(a netip.Addr) string {
 	return a.String()
 }
 
+var forwardedEscapes = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
 // quoteForwarded quotes a Forwarded value that is not a token (a host with
 // a port, say).
 func quoteForwarded(v string) string {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
+			return `"` + forwardedEscapes.Replace(v) + `"`
 		}
 	}
 	return v
 }
 
 // dropParam removes every name=value pair of name from a raw query and
-// leaves the rest byte for byte.
+// leaves the rest byte for byte. A key is compared as a framework reads
+// it: percent-decoded, with '.', ' ' and '[' read as '_' (PHP does so); a
+// key that cannot be decoded is dropped too, since some reader may still
+// make name of it.
 func dropParam(raw, name string) string {
-	if !strings.Contains(raw, name) {
+	if raw == "" {
 		return raw
 	}
 	kept := make([]string, 0, strings.Count(raw, "&")+1)
 	for _, pair := range strings.Split(raw, "&") {
 		key, _, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(key); err == nil && k == name {
+		k, err := url.QueryUnescape(key)
+		if err != nil || paramName.Replace(k) == name {
 			continue
 		}
 		kept = append(kept, pair)
 	}
 	return strings.Join(kept, "&")
 }
+
+// paramName maps the characters PHP reads as '_' in a parameter name.
+var paramName = strings.NewReplacer(".", "_", " ", "_", "[", "_")

@@ -114,3 +114,27 @@ func TestClientAddr(t *testing.T) {
 		}
 	}
 }
+
+// A method override in the query is dropped however its name is spelt for
+// a framework to read it as _method; everything else stays byte for byte.
+func TestDropMethodParam(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                  "",
+		"a=1":                               "a=1",
+		"_method=DELETE":                    "",
+		"%5Fmethod=DELETE&a=1":              "a=1",
+		"%5fmethod=DELETE&a=1":              "a=1",
+		"a=1&.method=DELETE":                "a=1",
+		"a=1&+method=DELETE":                "a=1",
+		"a=1&%20method=PUT&b=2":             "a=1&b=2",
+		"[method=PUT&a=%5Fmethod":           "a=%5Fmethod",
+		"_method&a=1":                       "a=1",
+		"bad%zzkey=1&a=1":                   "a=1",
+		"_methods=1&x_method=2&method=3":    "_methods=1&x_method=2&method=3",
+		"q=a%20b&_method=PATCH&r=%E2%9C%93": "q=a%20b&r=%E2%9C%93",
+	} {
+		if got := dropParam(in, "_method"); got != want {
+			t.Errorf("dropParam(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -35,7 +35,8 @@ func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte, error) {
 	return ev, result, nil
 }
 
-// observeStream observes one stream event like observe and names it. The
+// observeStream reads one stream event, observes it like observeParsed
+// and names it. The
 // id is taken from the agent's bytes, as the observers see them, not from
 // what a rewriter made of them for the caller; observers read it with
 // Scope.StreamEventID instead of computing it again.
