@@ -36,10 +36,9 @@ func parsePayload(s *Scope, payload []byte) (a2a.Event, []byte, error) {
 }
 
 // observeStream reads one stream event, observes it like observeParsed
-// and names it. The
-// id is taken from the agent's bytes, as the observers see them, not from
-// what a rewriter made of them for the caller; observers read it with
-// Scope.StreamEventID instead of computing it again.
+// and names it. The id is taken from the agent's bytes, as the observers
+// see them, not from what a rewriter made of them for the caller; observers
+// read it with Scope.StreamEventID instead of computing it again.
 func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out []byte, id string, err error) {
 	ev, result, err := parsePayload(s, data)
 	if err != nil {
