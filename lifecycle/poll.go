@@ -43,10 +43,19 @@ func (t *Tracker) poll(ctx context.Context, a Agent, now time.Time) error {
 	if after <= 0 || t.caller == nil {
 		return nil
 	}
+	// The reads are bounded in time as in number: an agent that hangs
+	// must not hold the sweep (and its lease) past one interval.
+	ctx, cancel := context.WithTimeout(ctx, t.o.SweepInterval.D())
+	defer cancel()
 	backoff := t.sweep.polls[a.Name]
 	kept := make(map[string]pollBackoff, len(backoff))
 	polls := 0
 	var errs []error
+	wait := func(b pollBackoff) pollBackoff {
+		b.n++
+		b.next = now.Add(pollWait(after, b.n, t.o.OrphanAfter.D()))
+		return b
+	}
 	f := store.LifecycleFilter{Agent: a.Name, State: store.LifecycleOpen, InactiveSince: now.Add(-after)}
 	_, err := t.each(ctx, f, "", func(rec store.TaskLifecycle) error {
 		b := backoff[rec.TaskID]
@@ -57,19 +66,23 @@ func (t *Tracker) poll(ctx context.Context, a Agent, now time.Time) error {
 		if rec.Subscribers > 0 {
 			return nil
 		}
+		// Asking whether a push source follows the task costs a store
+		// call too: it counts against the bound, and a followed task
+		// waits like an unchanged one before it is asked about again.
+		if polls >= t.o.MaxPollsPerSweep {
+			return errPollsDone
+		}
+		polls++
 		if t.followed != nil {
 			followed, err := t.followed(ctx, a.Name, rec.TaskID)
 			if err != nil {
 				return err
 			}
 			if followed {
+				kept[rec.TaskID] = wait(b)
 				return nil
 			}
 		}
-		if polls >= t.o.MaxPollsPerSweep {
-			return errPollsDone
-		}
-		polls++
 		changed, err := t.pollOne(ctx, a, rec)
 		if changed {
 			return nil
@@ -77,16 +90,14 @@ func (t *Tracker) poll(ctx context.Context, a Agent, now time.Time) error {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("task %s: %w", rec.TaskID, err))
 		}
-		b.n++
-		b.next = now.Add(pollWait(after, b.n, t.o.OrphanAfter.D()))
-		kept[rec.TaskID] = b
+		kept[rec.TaskID] = wait(b)
 		return nil
 	})
 	if err != nil {
 		// The listing stopped early: the tasks it did not reach keep
-		// their waits.
+		// their counts, so their next waits still double.
 		for id, b := range backoff {
-			if _, ok := kept[id]; !ok && now.Before(b.next) {
+			if _, ok := kept[id]; !ok {
 				kept[id] = b
 			}
 		}
