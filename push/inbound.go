@@ -101,15 +101,15 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 			return
 		}
 		arrived := time.Now()
-		tv := s.views.lock(ref)
-		tv.pushed = arrived
-		tv.mu.Unlock()
+		// Counted before anything can wait on the task's view: the bound
+		// on waiting pushes holds while a read of the task is under way.
 		if !s.await(ref) {
 			s.log.Warn("push: inbound notification refused: too many of the task's pushes wait for a read", "agent", ref.Agent, "task_id", ref.TaskID, "max_waiting", maxInboundWaiting)
 			http.Error(w, "try again later", http.StatusServiceUnavailable)
 			return
 		}
 		defer s.awaited(ref)
+		s.views.view(ref).pushed.Store(arrived.UnixNano())
 		if err := s.take(ctx, ref, ev, body, arrived); err != nil {
 			s.log.Warn("push: inbound notification not published", "agent", ref.Agent, "task_id", ref.TaskID, "error", err)
 			s.nudge(ref)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/a2a"
@@ -52,8 +53,10 @@ type taskView struct {
 	// status is the last logged event that set the task's status; nil
 	// while there is none.
 	status *Event
-	// pushed is when the agent last pushed a notification natively.
-	pushed time.Time
+	// pushed is when the agent last pushed a notification natively, in
+	// Unix nanoseconds. It is kept outside mu, so a push never waits behind
+	// a read of the task to say it came.
+	pushed atomic.Int64
 	// readAt is when the last read of the task that was published whole
 	// was sent: it shows every event the agent stored before then.
 	readAt time.Time
@@ -74,7 +77,15 @@ func newViews() *views { return &views{m: map[store.TaskRef]*taskView{}} }
 
 // lock returns the task's view, locked; the caller unlocks it.
 func (vs *views) lock(ref store.TaskRef) *taskView {
+	tv := vs.view(ref)
+	tv.mu.Lock()
+	return tv
+}
+
+// view returns the task's view, unlocked.
+func (vs *views) view(ref store.TaskRef) *taskView {
 	vs.mu.Lock()
+	defer vs.mu.Unlock()
 	tv, ok := vs.m[ref]
 	if !ok {
 		if len(vs.m) >= maxViews {
@@ -86,8 +97,6 @@ func (vs *views) lock(ref store.TaskRef) *taskView {
 		tv = &taskView{}
 		vs.m[ref] = tv
 	}
-	vs.mu.Unlock()
-	tv.mu.Lock()
 	return tv
 }
 

@@ -632,9 +632,10 @@ func (f *follower) awaitSilence(ctx context.Context) bool {
 }
 
 func (f *follower) lastPush() time.Time {
-	tv := f.s.views.lock(f.ref)
-	defer tv.mu.Unlock()
-	return tv.pushed
+	if n := f.s.views.view(f.ref).pushed.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // inboundConfigID is the id of the gateway's own push config at the agent.
