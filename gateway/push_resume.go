@@ -227,7 +227,7 @@ type resumedWriter struct {
 	w         http.ResponseWriter
 	header    http.Header
 	streaming bool
-	// opened is set once the first event was looked at.
+	// opened is set once the first event with data was looked at.
 	opened bool
 }
 
@@ -240,8 +240,7 @@ func (rw *resumedWriter) WriteHeader(code int) {
 
 func (rw *resumedWriter) Write(b []byte) (int, error) {
 	if rw.streaming && !rw.opened {
-		rw.opened = true
-		rw.streaming = !isErrorEvent(b)
+		rw.streaming, rw.opened = opening(b)
 	}
 	if !rw.streaming {
 		return len(b), nil
@@ -249,18 +248,21 @@ func (rw *resumedWriter) Write(b []byte) (int, error) {
 	return rw.w.Write(b)
 }
 
-// isErrorEvent reports whether b opens with an error event: an "error"
-// event (HTTP+JSON) or a JSON-RPC error response (JSON-RPC).
-func isErrorEvent(b []byte) bool {
+// opening looks at what the agent's answer writes until its first event
+// with data: the stream goes on unless that event is an error (an "error"
+// event on HTTP+JSON, a JSON-RPC error response on JSON-RPC); decided
+// reports that such an event was seen. A keep-alive comment before it
+// decides nothing.
+func opening(b []byte) (streaming, decided bool) {
 	ev, err := a2a.NewSSEReader(bytes.NewReader(b), len(b)+1).Next()
-	if err != nil {
-		return false
+	if err != nil || ev.KeepAlive() {
+		return true, false
 	}
 	if ev.Event == "error" {
-		return true
+		return false, true
 	}
 	_, code, err := a2a.UnwrapRPC(ev.Data)
-	return err == nil && code != 0
+	return err != nil || code == 0, true
 }
 
 // Unwrap lets http.ResponseController reach Flush.
