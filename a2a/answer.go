@@ -47,7 +47,6 @@ const MaxAnswerReferences = 64
 // The members the protocol defines at the top of each object the gateway
 // reads ids from; anything else there is refused.
 var (
-	rpcAnswerKeys = members("jsonrpc", "id", "result", "error")
 	// wrapperKeys: 0.3 protobuf JSON also reads a message result as "msg".
 	wrapperKeys  = members("task", "message", "statusUpdate", "artifactUpdate", "msg")
 	wrapperKinds = [...]EventKind{EventTask, EventMessage, EventStatusUpdate, EventArtifactUpdate, EventMessage}
@@ -137,11 +136,11 @@ func answersWithTask(m Method) bool {
 // unwrapAnswer checks a JSON-RPC envelope against the request's id.
 func unwrapAnswer(b []byte, reqID []byte) (result []byte, code int, err error) {
 	var v [4][]byte
-	seen, err := pickSeen(b, rpcAnswerKeys, v[:])
+	seen, err := pickSeen(b, rpcResponseKeys, v[:])
 	if err != nil {
 		return nil, 0, ambiguous("JSON-RPC envelope: %v", err)
 	}
-	if err := onlyMembers(b, rpcAnswerKeys); err != nil {
+	if err := onlyMembers(b, rpcResponseKeys); err != nil {
 		return nil, 0, err
 	}
 	if s, _ := jsonString(v[0], "jsonrpc"); s != "2.0" {

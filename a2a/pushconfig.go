@@ -189,18 +189,25 @@ func checkPushConfigMembers(raw []byte) *Error {
 // classified (the members it reads are unambiguous); a body without one is
 // returned as is.
 func StripPushConfig(body []byte, b Binding) ([]byte, error) {
+	var at [2]member
 	for _, sp := range pushSpellings {
-		var path []member
+		path := at[:0]
 		if b == BindingJSONRPC {
-			path = append(path, members("params")[0])
+			path = append(path, paramsMember)
 		}
 		if sp.inConfiguration {
-			path = append(path, members("configuration")[0])
+			path = append(path, configurationMember)
 		}
 		body = cutMember(body, path, sp.member)
 	}
 	return body, nil
 }
+
+// The members a push config is found below.
+var (
+	paramsMember        = members("params")[0]
+	configurationMember = members("configuration")[0]
+)
 
 // cutMember removes member m from the object found at path in body, if
 // both are there.
