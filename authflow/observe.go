@@ -36,13 +36,9 @@ func (f *Flow) Observe(ctx context.Context, s *proxy.Scope, ev a2a.Event, payloa
 	if f.agents[s.Agent.Name] == nil || !tracked(ev) || s.Principal == nil {
 		return nil
 	}
-	result := payload
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		res, _, err := a2a.UnwrapRPC(payload)
-		if err != nil || res == nil {
-			return nil
-		}
-		result = res
+	result := s.Result()
+	if result == nil {
+		return nil
 	}
 	err := f.Track(ctx, Event{
 		Agent: s.Agent.Name, TaskID: ev.TaskID, ContextID: ev.ContextID,

@@ -492,13 +492,9 @@ func (p *pushRelay) publish(ctx context.Context, s *proxy.Scope, ev a2a.Event, p
 	if ev.TaskID == "" {
 		return
 	}
-	result := payload
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		res, _, err := a2a.UnwrapRPC(payload)
-		if err != nil || res == nil {
-			return
-		}
-		result = res
+	result := s.Result()
+	if result == nil {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushPublishTimeout)
 	defer cancel()

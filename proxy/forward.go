@@ -163,11 +163,11 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 		a2a.WriteRESTError(w, s.Op.Version, a2a.AgentError(ev.ErrorCode))
 		return nil
 	}
-	ev, _, err := parsePayload(s, body)
+	ev, result, err := parsePayload(s, body)
 	if err != nil {
 		return err
 	}
-	if body, err = g.observeParsed(ctx, s, ev, body); err != nil {
+	if body, err = g.observeParsed(ctx, s, ev, body, result); err != nil {
 		return err
 	}
 	if s.Op.Binding == a2a.BindingJSONRPC && s.Op.Method.Streaming() {
@@ -207,8 +207,13 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 // rewriters. Each answer and each stream event is observed within a store
 // budget of its own (store.RenewBudget): a long stream's many small waits
 // add up to no limit.
-func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, payload []byte) ([]byte, error) {
+//
+// result is the payload without its JSON-RPC envelope, which observers read
+// with Scope.Result instead of unwrapping the payload again.
+func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, payload, result []byte) ([]byte, error) {
 	ctx = store.RenewBudget(ctx)
+	s.result = result
+	defer func() { s.result = nil }()
 	for _, list := range [][]Observer{g.observers, s.observers} {
 		for _, o := range list {
 			if err := o.Observe(ctx, s, ev, payload); err != nil {

@@ -42,6 +42,8 @@ type Scope struct {
 	streamGate StreamGate
 	// eventID is the id of the stream event being observed (streamid.go).
 	eventID string
+	// result is the bare result of the answer or event being observed.
+	result []byte
 	// sent is set when the request is handed to the agent's transport.
 	sent bool
 }

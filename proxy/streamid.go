@@ -48,7 +48,7 @@ func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out
 		id = g.eventID(s, ev, result)
 	}
 	s.eventID = id
-	out, err = g.observeParsed(ctx, s, ev, data)
+	out, err = g.observeParsed(ctx, s, ev, data, result)
 	s.eventID = ""
 	if err != nil {
 		return nil, "", err
@@ -58,6 +58,11 @@ func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out
 	}
 	return out, id, nil
 }
+
+// Result is the answer or stream event being observed without its
+// JSON-RPC envelope: the payload itself on HTTP+JSON; nil outside an
+// observation.
+func (s *Scope) Result() []byte { return s.result }
 
 // StreamEventID is the id of the stream event being observed, as the
 // gateway's StreamEventID hook named it; empty outside a stream event's
