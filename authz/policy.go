@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Ownership scopes: who may act on a task once it exists.

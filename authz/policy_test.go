@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 func TestPolicyValidate(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 // ChildCommand is the hidden first argument with which the harness runs

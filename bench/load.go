@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // loadSpec describes closed-loop load on one target: Concurrency clients,

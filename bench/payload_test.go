@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 func TestTaskResultIsExactlyResponseSize(t *testing.T) {

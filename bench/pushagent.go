@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // pushAgent is the agent of the push-relay run. A streaming send starts a

@@ -3,7 +3,7 @@ package dedupe
 import (
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // The fingerprint ignores what a retry may change (the JSON-RPC id, member

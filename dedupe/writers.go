@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // teeWriter passes the answer to the caller and keeps a bounded copy.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
 )
 
 // Agent is one upstream agent as the gateway serves it.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // An agent's response headers reach the caller only by name: those that

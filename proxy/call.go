@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // maxCallAnswer bounds an answer to a call the gateway makes itself.

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // ErrStreamEnded means the agent closed a stream the gateway opened itself

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )

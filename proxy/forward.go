@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).

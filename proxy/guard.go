@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Guard applies the public listener's request limits before next, for the

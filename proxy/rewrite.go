@@ -5,7 +5,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Rewriter is an Observer that may also change what the caller sees of an

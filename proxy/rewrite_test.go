@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 func TestReframe(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Scope is everything the gateway knows about one request, built once and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // StreamEventID names one event of a relayed stream for its SSE id field,

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 

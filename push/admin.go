@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/adminapi"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // AdminHandler serves the dead-letter API for operators:

@@ -21,7 +21,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // deliverTimeout only keeps a broken deliverer from hanging a test; no test

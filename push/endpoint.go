@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // Policies holds the webhook URL policy of every tenant with an allowlist

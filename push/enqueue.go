@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // BatchEnqueuer is an Enqueuer that writes several notifications in one

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/a2a-gateway/a2a-gateway/card"
+	"github.com/a2a-gateway/a2a-gateway/proxy/card"
 )
 
 // EventID is the stable id of one task event: the same event from any

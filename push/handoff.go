@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // An endpoint whose queue is idle is usually enqueued to by the replica

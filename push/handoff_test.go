@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // claimCounter is the Redis delivery store, counting the claims the

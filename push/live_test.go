@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/push"
-	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // testLiveTTL is the live mark of the client streams in these tests.

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // A 0.3 consumer is always sent the full Task (A2A 0.3 §9: the agent POSTs

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // recordingQueue is an Enqueuer in front of the store's real queue that

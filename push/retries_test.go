@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // The kept events come back per task in the order kept, each dropped once

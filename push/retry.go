@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // This file keeps the events whose publication failed on this replica

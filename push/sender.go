@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // The payload of a notification (store.Delivery.Payload) as HTTPSender

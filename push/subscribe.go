@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // This file holds the upstream subscriber: every replica runs one, and for

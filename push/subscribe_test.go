@@ -13,15 +13,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
-	"github.com/a2a-gateway/a2a-gateway/lifecycle"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/push"
-	"github.com/a2a-gateway/a2a-gateway/store"
 )
 
 // subTimeout only keeps a broken test from hanging.

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // attack is one operation a caller tries on another tenant's task.

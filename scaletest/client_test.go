@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
 	"github.com/a2a-gateway/a2a-gateway/dedupe"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // outcome is how one request ended, seen from the client.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // giveUpAfter bounds how long the load retries one message; a failover

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // Two gateway processes configured with a Sentinel master name instead of

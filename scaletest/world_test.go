@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
-	"github.com/a2a-gateway/a2a-gateway/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // Test issuer of the callers' tokens.

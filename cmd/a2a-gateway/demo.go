@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 // runDemo starts the demo agent, a webhook receiver and the gateway in one

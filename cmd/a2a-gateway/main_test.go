@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 // The demo's configuration is valid as built, and the token command mints

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 func runServe(ctx context.Context, args []string) error {

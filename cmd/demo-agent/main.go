@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 )
 
 // shutdownGrace bounds how long open requests may take to finish after a

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
-	"github.com/a2a-gateway/a2a-gateway/config"
-	"github.com/a2a-gateway/a2a-gateway/demoagent"
-	"github.com/a2a-gateway/a2a-gateway/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 // Issuer and audience of the test tokens.

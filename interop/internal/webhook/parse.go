@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/a2a-gateway/a2a-gateway/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Parse reads a notification body in any dialect the gateway sends: a 1.0

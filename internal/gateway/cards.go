@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/proxy/card"
+)
+
+// apiKeyHeader is the header machine clients put their API key in.
+const apiKeyHeader = "X-API-Key"
+
+// cardServer re-serves each agent's card, rewritten to point at the
+// gateway and to describe the gateway's authentication. Each agent has its
+// own cache because each has its own TTL.
+type cardServer struct {
+	caches map[string]*card.Cache
+	signer *card.Signer
+	// jwks publishes the signer's public key (nil without a signer).
+	jwks []byte
+	// push is set when the gateway relays push notifications itself.
+	push bool
+	// security is the authentication every rewritten card describes.
+	security card.Security
+}
+
+// newCardServer builds the card caches and, when configured, loads the
+// card-signing key.
+func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
+	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled, security: gatewaySecurity(cfg.Auth)}
+	var err error
+	if cs.signer, cs.jwks, err = cardSigner(cfg.CardSigning); err != nil {
+		return nil, err
+	}
+	for _, a := range cfg.Agents {
+		cs.caches[a.Name] = card.NewCache(&http.Client{CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
+	}
+	return cs, nil
+}
+
+// gatewaySecurity is what the rewritten cards say about authentication:
+// only the kinds of credential the configuration accepts.
+func gatewaySecurity(o authz.Options) card.Security {
+	header := ""
+	if len(o.APIKeys) > 0 {
+		header = apiKeyHeader
+	}
+	return card.GatewaySecurity(len(o.Issuers) > 0, header)
+}
+
+// cardSigner loads the card-signing key, if one is configured.
+func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
+	if sc.KeyFile == "" {
+		return nil, nil, nil
+	}
+	key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing.key_file: %w", err)
+	}
+	signer, err := card.NewSigner(key, sc.KeyID, sc.JWKSURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing: %w", err)
+	}
+	jwks, err := authz.PublicJWKS(key, sc.KeyID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("card_signing: %w", err)
+	}
+	return signer, jwks, nil
+}
+
+// serveJWKS publishes the card-signing public key.
+func (cs *cardServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	if cs.jwks == nil {
+		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("this gateway does not sign cards"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(cs.jwks)
+}
+
+// ServeCard serves the rewritten card, trying the configured card path and
+// then the legacy agent.json.
+func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy.Agent) {
+	base := a.Upstream.String()
+	urls := []string{base + a.Config().CardPath}
+	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
+		urls = append(urls, legacy)
+	}
+	opts := cs.rewriteOptions(a)
+	if v, explicit, err := a2a.NegotiateVersion(r); err == nil && explicit {
+		opts.Version = v
+	}
+	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, opts)
+}
+
+// rewriteOptions says how an agent's cards are re-targeted at the gateway.
+func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
+	o := card.RewriteOptions{
+		UpstreamBase: a.Upstream,
+		PublicBase:   a.PublicBase,
+		Security:     cs.security,
+		Signer:       cs.signer,
+	}
+	if cs.push && !a.Config().Push.ForwardConfigs {
+		// The gateway's relay serves push for every agent it fronts.
+		on := true
+		o.PushNotifications = &on
+	}
+	return o
+}
+
+// rewriteExtendedCard rewrites the extended card like the public one. The
+// extended card is served to authenticated callers only, so it is cached by
+// the caller alone (private) and revalidated with its ETag.
+func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		if s.Op.Method != a2a.MethodExtendedCard {
+			return next(w, r, s)
+		}
+		rec := newRecorder()
+		if err := next(rec, r, s); err != nil {
+			return err
+		}
+		raw := rec.body.Bytes()
+		if s.Op.Binding == a2a.BindingJSONRPC {
+			res, _, err := a2a.UnwrapRPC(raw)
+			if err != nil || res == nil {
+				rec.copyTo(w) // the agent's error, as it sent it
+				return nil
+			}
+			raw = res
+		} else if rec.status != http.StatusOK {
+			rec.copyTo(w)
+			return nil
+		}
+		opts := cs.rewriteOptions(s.Agent)
+		opts.Version = s.Op.Version
+		rewritten, err := card.Rewrite(raw, opts)
+		if err != nil {
+			s.Log().Warn("extended card could not be rewritten", "err", err)
+			return a2a.ErrInvalidAgentResponse
+		}
+		body := rewritten
+		if s.Op.Binding == a2a.BindingJSONRPC {
+			body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.Op.RPCID, "result": json.RawMessage(rewritten)})
+		}
+		sum := sha256.Sum256(body)
+		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "private, no-cache")
+		h.Set("Vary", "A2A-Version, Authorization")
+		if r.Method == http.MethodGet && r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return nil
+	}
+}
+
+// noRedirects keeps card fetches on the configured agent: a redirect could
+// point the gateway at an internal address.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -1,0 +1,366 @@
+// Package gateway assembles the whole a2a-gateway from its configuration:
+// the store, authentication, the request pipeline, the proxy, the admin
+// endpoints, and the two listeners. It is the one place where the stages
+// are put in order; read New from top to bottom to follow a request.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/authz/flow"
+	"github.com/a2a-gateway/a2a-gateway/dedupe"
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/metrics"
+	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/proxy/budget"
+)
+
+// Gateway is a running configuration: its handlers and what they hold.
+type Gateway struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	store    store.Store
+	proxy    *proxy.Gateway
+	tracker  *lifecycle.Tracker
+	push     *pushRelay
+	sources  *pushSources
+	auth     *flow.Flow
+	registry *prometheus.Registry
+	public   http.Handler
+	admin    http.Handler
+	closers  []func()
+}
+
+// New builds every component. It does not listen; see Run, or mount
+// Public and Admin on servers of your own (tests do).
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, error) {
+	if err := Check(cfg, config.ProcessEnv); err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var mopts []metrics.Option
+	if cfg.Lifecycle.TenantLabel {
+		mopts = append(mopts, metrics.WithTenantLabel(cfg.Lifecycle.MaxTenantLabels))
+	}
+	m := metrics.New(g.registry, mopts...)
+
+	st, err := store.Open(ctx, cfg.Store, log)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	g.store = st
+	g.closers = append(g.closers, func() { _ = st.Close() })
+	health := &storeHealth{}
+	store.Observe(st, func(op string, onRequest bool, d time.Duration, failed bool) {
+		health.observe(!failed)
+		path := "background"
+		if onRequest {
+			path = "request"
+		}
+		m.StoreRoundTrip.WithLabelValues(op, path).Observe(d.Seconds())
+		if failed {
+			m.StoreErrors.WithLabelValues(op).Inc()
+		}
+	})
+
+	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	g.closers = append(g.closers, authn.Close)
+
+	cards, err := newCardServer(cfg, log)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
+	pm := newPushMetrics(g.registry, cfg)
+	if cfg.Push.Enabled {
+		if g.push, err = newPushRelay(cfg, st, pm, log.With("log", "push")); err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.closers = append(g.closers, g.push.close)
+	}
+	if g.auth, err = g.newAuthFlow(authn, st, log); err != nil {
+		g.Close()
+		return nil, err
+	}
+
+	lists, err := newListFilter(cfg.ListTasks)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+
+	// The watchdog calls agents through the proxy, which is built below
+	// with the tracker's stage in it: the call is bound late.
+	tracker, err := lifecycle.New(lifecycle.Options{
+		Store:   st.Lifecycle(),
+		Config:  cfg.Lifecycle,
+		Agents:  lifecycleAgents(cfg),
+		Metrics: m.Lifecycle,
+		Logger:  log.With("log", "lifecycle"),
+		Caller: lifecycle.CallerFunc(func(ctx context.Context, agent string, v a2a.Version, method a2a.Method, params any) ([]byte, error) {
+			return g.proxy.Call(ctx, agent, v, method, params)
+		}),
+		Followed:   g.followedByPush(st),
+		OnWatchdog: g.onWatchdog,
+	})
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("lifecycle: %w", err)
+	}
+	g.tracker = tracker
+	g.closers = append(g.closers, tracker.Close)
+
+	// One request, one pass: each stage wraps the next, and the forwarder
+	// observes every answer for the observers, in this order.
+	px, err := proxy.New(proxy.Options{
+		Config: cfg,
+		Stages: []proxy.Stage{
+			authenticate(authn),
+			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
+			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
+			routeTenant,
+			g.push.stage,
+			resumeStreams(g.Relay()),
+			dd.Stage,
+			requireStore(health.check(st.Ping), dd.Covers),
+			tracker.Guard(),
+			g.auth.Resume,
+			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
+			lists.stage,
+			cards.rewriteExtendedCard,
+		},
+		Observers: []proxy.Observer{
+			recordOwnership,
+			tracker,
+			g.auth,
+		},
+		Cards:   cards,
+		Metrics: m,
+		Logger:  log,
+		// Streams carry event-log ids, for resuming (push_resume.go).
+		StreamEventID:       streamEventID,
+		OversizedCredential: oversizedCredential(authn),
+	})
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.proxy = px
+	g.closers = append(g.closers, px.Close)
+	if g.push != nil {
+		if g.sources, err = g.startPushSources(cfg, st, px, g.push.m, log.With("log", "push")); err != nil {
+			g.Close()
+			return nil, err
+		}
+		g.closers = append(g.closers, g.sources.close)
+	}
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		tracker.Run(sweepCtx)
+	}()
+	g.closers = append(g.closers, func() { stopSweep(); <-swept })
+	// Not a ServeMux: it would clean and redirect paths the proxy must see
+	// as sent (and refuse).
+	g.public = px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
+			cards.serveJWKS(w, r)
+			return
+		}
+		if r.URL.Path == pushJWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			g.push.serveJWKS(w, r)
+			return
+		}
+		if g.serveAuthFlow(w, r) || g.serveInbound(w, r) {
+			return
+		}
+		px.ServeHTTP(w, r)
+	}))
+	g.admin = g.adminMux()
+	return g, nil
+}
+
+// oversizedCredential refuses a credential too large to be accepted as an
+// invalid one, with the authenticator's challenge.
+func oversizedCredential(authn *authz.Authenticator) func(http.Header) *a2a.Error {
+	refusal := a2a.ErrUnauthenticated.WithHeader("WWW-Authenticate", authn.Challenge(&authz.AuthError{Reason: "credential too large"}))
+	return func(h http.Header) *a2a.Error {
+		if authn.CredentialTooLarge(h) {
+			return refusal
+		}
+		return nil
+	}
+}
+
+// policies collects the agents' authorization policies by agent name.
+func policies(cfg *config.Config) map[string]authz.Policy {
+	out := make(map[string]authz.Policy, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		out[a.Name] = a.Policy
+	}
+	return out
+}
+
+// perSubject tells whether an agent's tasks belong to subjects.
+func perSubject(cfg *config.Config) func(agent string) bool {
+	subj := map[string]bool{}
+	for _, a := range cfg.Agents {
+		subj[a.Name] = a.Policy.Ownership == authz.OwnerSubject
+	}
+	return func(agent string) bool { return subj[agent] }
+}
+
+// lifecycleAgents is what the lifecycle tracker needs of each agent.
+func lifecycleAgents(cfg *config.Config) []lifecycle.Agent {
+	out := make([]lifecycle.Agent, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		out = append(out, lifecycle.Agent{Name: a.Name, Watchdog: a.Watchdog, TenantRouting: a.TenantRouting})
+	}
+	return out
+}
+
+// Public is the handler of the public listener.
+func (g *Gateway) Public() http.Handler { return g.public }
+
+// Admin is the handler of the admin listener.
+func (g *Gateway) Admin() http.Handler { return g.admin }
+
+// Proxy is the reverse proxy, for components that call agents themselves.
+func (g *Gateway) Proxy() *proxy.Gateway { return g.proxy }
+
+// Lifecycle is the task lifecycle tracker, for the push relay (Accept,
+// Record) and tests (Flush, Sweep).
+func (g *Gateway) Lifecycle() *lifecycle.Tracker { return g.tracker }
+
+// Registry is the Prometheus registry the gateway's metrics live in.
+func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
+
+func (g *Gateway) adminMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry}))
+	mux.Handle("/ops/", g.tracker.OpsHandler())
+	if g.push != nil {
+		mux.Handle("/admin/push/", g.push.adminHandler())
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain")
+		if err := g.store.Ping(ctx); err != nil {
+			g.log.Warn("not ready: the store does not answer", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("store unavailable\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
+}
+
+// Close releases everything New acquired, in reverse order.
+func (g *Gateway) Close() {
+	for i := len(g.closers) - 1; i >= 0; i-- {
+		g.closers[i]()
+	}
+	g.closers = nil
+}
+
+// Run listens on the configured addresses until ctx is cancelled, then
+// shuts down gracefully: new connections stop at once, open streams keep
+// flowing for the stream grace period and are then ended cleanly, and
+// in-flight requests get until the shutdown timeout.
+func (g *Gateway) Run(ctx context.Context) error {
+	pub, err := net.Listen("tcp", g.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	adm, err := net.Listen("tcp", g.cfg.AdminListen)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("admin_listen: %w", err)
+	}
+	return g.Serve(ctx, pub, adm)
+}
+
+// Serve is Run on listeners the caller opened; the public one is held to
+// limits.max_connections.
+func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
+	l := g.cfg.Limits
+	pub = newLimitListener(pub, l.MaxConnections, g.log)
+	// The public server reads headers up to twice the limit, so that the
+	// gateway refuses an oversized one itself, in the caller's shape; the
+	// admin listener needs no such answer.
+	servers := []*http.Server{newServer(g.public, l, 2*l.MaxHeaderBytes, g.log), newServer(g.admin, l, l.MaxHeaderBytes, g.log)}
+	errc := make(chan error, 2)
+	for i, l := range []net.Listener{pub, adm} {
+		go func() { errc <- servers[i].Serve(l) }()
+	}
+	g.log.Info("gateway listening", "public", pub.Addr().String(), "admin", adm.Addr().String(), "store", g.store.Kind())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	g.log.Info("shutting down", "timeout", g.cfg.Shutdown.Timeout.D().String(), "stream_grace", g.cfg.Shutdown.StreamGrace.D().String())
+	shutCtx, cancel := context.WithTimeout(context.Background(), g.cfg.Shutdown.Timeout.D())
+	defer cancel()
+	grace := time.AfterFunc(g.cfg.Shutdown.StreamGrace.D(), g.proxy.DrainStreams)
+	defer grace.Stop()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Shutdown(shutCtx); err != nil {
+				g.log.Warn("shutdown did not finish in time; closing connections", "err", err)
+				_ = s.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// newServer sets the listener-side limits. There is no write timeout:
+// streams last as long as tasks do. Bodies are bounded in size and time by
+// the proxy (limits.body_timeout).
+func newServer(h http.Handler, l config.Limits, maxHeaderBytes int, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.HeaderTimeout.D(),
+		IdleTimeout:       l.IdleTimeout.D(),
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}

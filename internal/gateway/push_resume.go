@@ -1,0 +1,269 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/push"
+)
+
+// Resumable streams. Every stream the gateway relays names each event in
+// its SSE id field with push.EventID of the event's result, the key the
+// push relay's event log keeps it under. A client whose stream dropped
+// subscribes again (SubscribeToTask, tasks/resubscribe, REST :subscribe)
+// with the last id it received as Last-Event-ID, and is sent:
+//
+//  1. the events logged after that one, with their ids, in the caller's
+//     version and binding (the JSON-RPC envelope carries the request's id);
+//     when the last of them ends the task, the stream ends there;
+//  2. then the agent's live stream, which starts with a snapshot of the
+//     task. Just before its first event, the events logged since step 1
+//     (by other streams of the task or the relay's own subscription) are
+//     sent too, up to that event; live events whose id was sent already
+//     are dropped, and so is everything after a task's end was sent.
+//
+// An id the log does not hold (never logged, or past the event log's
+// retention or length: push.event_log) resumes nothing: the stream is the
+// agent's, whose first event is the task as it is now. The same holds
+// when the event log cannot be read. Either way the client can re-read the
+// task with GetTask.
+//
+// The log holds each event as the agent sent it; a caller of another
+// version gets it converted. An event seen by streams of two versions is
+// logged once per version, under two ids.
+
+// replayPage is how many logged events one read of the log returns.
+const replayPage = 256
+
+// streamEventID names each relayed stream event by its event-log key.
+func streamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
+	if result == nil || ev.Kind == a2a.EventError || string(result) == "null" {
+		return ""
+	}
+	return push.EventID(result)
+}
+
+// resumeStreams serves subscriptions that carry Last-Event-ID, after
+// authorization: the caller owns the task, so its log may be read.
+func resumeStreams(relay *push.Relay) proxy.Stage {
+	return func(next proxy.Handler) proxy.Handler {
+		if relay == nil {
+			return next
+		}
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			last := r.Header.Get(a2a.LastEventIDHeader)
+			if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
+				return next(w, r, s)
+			}
+			rs := &resumption{relay: relay, s: s, last: last, sent: map[string]bool{}}
+			return rs.serve(w, r, next)
+		}
+	}
+}
+
+// resumption is one resumed stream.
+type resumption struct {
+	relay *push.Relay
+	s     *proxy.Scope
+	// last is the id of the last logged event the caller has.
+	last string
+	// sent holds the ids of the events replayed: the live stream must not
+	// repeat them.
+	sent     map[string]bool
+	caughtUp bool
+	// ended: an event that ends the task was sent.
+	ended bool
+}
+
+func (rs *resumption) serve(w http.ResponseWriter, r *http.Request, next proxy.Handler) error {
+	ctx, s := r.Context(), rs.s
+	page, found, err := rs.read(ctx)
+	switch {
+	case err != nil:
+		s.Log().Warn("stream resume: the event log cannot be read; the stream starts from the task as it is now", "task_id", s.Op.TaskID, "err", err)
+		return next(w, r, s)
+	case !found:
+		s.Log().Info("stream resume: Last-Event-ID is not in the retained event log; the stream starts from the task as it is now", "task_id", s.Op.TaskID)
+		return next(w, r, s)
+	}
+	s.SetStreamGate(func(w io.Writer, id string) (bool, error) { return rs.gate(ctx, w, id) })
+	if len(page) == 0 {
+		return next(w, r, s)
+	}
+	h := w.Header()
+	h.Set("Content-Type", a2a.SSEContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if err := rs.replay(ctx, w, page, ""); err != nil {
+		s.Log().Debug("stream resume: replay ended", "task_id", s.Op.TaskID, "err", err)
+		return nil
+	}
+	if err := http.NewResponseController(w).Flush(); err != nil || rs.ended {
+		// The task is over: the agent has no stream left to give.
+		return nil
+	}
+	live := &resumedWriter{w: w, header: http.Header{}}
+	err = next(live, r, s)
+	if err == nil && !live.streaming {
+		s.Log().Info("stream resume: the agent did not stream the task on; the stream ends after the replayed events", "task_id", s.Op.TaskID)
+	}
+	return err
+}
+
+// read returns the first page of events logged after rs.last.
+func (rs *resumption) read(ctx context.Context) ([]store.LoggedEvent, bool, error) {
+	return rs.relay.Replay(ctx, rs.s.Agent.Name, rs.s.Op.TaskID, rs.last, replayPage)
+}
+
+// gate runs before each live event: before the first, it sends what was
+// logged since the replay, up to that event; then it drops the live events
+// the caller was sent already.
+func (rs *resumption) gate(ctx context.Context, w io.Writer, id string) (bool, error) {
+	if !rs.caughtUp {
+		rs.caughtUp = true
+		page, found, err := rs.read(ctx)
+		if err != nil {
+			rs.s.Log().Warn("stream resume: the event log cannot be read; going on live", "task_id", rs.s.Op.TaskID, "err", err)
+		} else if found {
+			if err := rs.replay(ctx, w, page, id); err != nil {
+				return false, err
+			}
+		}
+	}
+	return !rs.sent[id] && !rs.ended, nil
+}
+
+// replay writes the events of page and of the pages after it, stopping
+// before the event stopAt ("" for none).
+func (rs *resumption) replay(ctx context.Context, w io.Writer, page []store.LoggedEvent, stopAt string) error {
+	for {
+		for _, ev := range page {
+			if ev.ID == stopAt {
+				return nil
+			}
+			rs.last = ev.ID
+			if rs.sent[ev.ID] {
+				continue
+			}
+			rs.sent[ev.ID] = true
+			if err := rs.write(w, ev); err != nil {
+				return err
+			}
+		}
+		if len(page) < replayPage {
+			return nil
+		}
+		next, found, err := rs.read(ctx)
+		if err != nil || !found {
+			// The log moved past rs.last while it was read (trimmed to
+			// its length): what is left comes live.
+			return err
+		}
+		page = next
+	}
+}
+
+// write sends one logged event framed for the caller, noting whether it
+// ends the task.
+func (rs *resumption) write(w io.Writer, ev store.LoggedEvent) error {
+	parsed, perr := a2a.ParseResult(ev.Payload)
+	body := rs.render(ev.Payload, parsed.Kind)
+	if rs.s.Op.Binding == a2a.BindingJSONRPC {
+		body = a2a.RPCResult(rs.s.Op.RPCID, body)
+	}
+	if err := a2a.WriteSSE(w, ev.ID, body); err != nil {
+		return err
+	}
+	rs.ended = rs.ended || (perr == nil && parsed.Kind != a2a.EventArtifactUpdate && parsed.State.Terminal())
+	return nil
+}
+
+// render gives a logged payload the shape the caller's version expects:
+// 1.0 a StreamResponse, 0.3 over JSON-RPC a kind-tagged object. Anything
+// else (0.3 HTTP+JSON, legacy) is sent as logged. Data lines hold one line
+// each, so line breaks between JSON tokens go.
+func (rs *resumption) render(payload []byte, kind a2a.EventKind) []byte {
+	v := rs.s.Op.Version
+	if v == a2a.V10 || (v == a2a.V03 && rs.s.Op.Binding == a2a.BindingJSONRPC) {
+		if out, err := a2a.ConvertEvent(payload, loggedVersion(payload), kind, v); err == nil {
+			payload = out
+		}
+	}
+	if bytes.ContainsAny(payload, "\r\n") {
+		var b bytes.Buffer
+		if json.Compact(&b, payload) == nil {
+			payload = b.Bytes()
+		}
+	}
+	return payload
+}
+
+// loggedVersion tells the version of a logged payload by its shape: a 0.3
+// JSON-RPC object carries its "kind"; anything else converts as 1.0 does.
+func loggedVersion(payload []byte) a2a.Version {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(payload, &top) == nil {
+		if _, tagged := top["kind"]; tagged {
+			return a2a.V03
+		}
+	}
+	return a2a.V10
+}
+
+// resumedWriter carries the agent's live stream on after replayed events.
+// The status line is out already, so the agent's is dropped; an answer
+// that is not a stream, or a stream that opens with an error (the agent
+// refused the subscription, answered as a refused stream is), is dropped
+// too, and the resumed stream ends cleanly with what was replayed.
+type resumedWriter struct {
+	w         http.ResponseWriter
+	header    http.Header
+	streaming bool
+	// opened is set once the first event with data was looked at.
+	opened bool
+}
+
+func (rw *resumedWriter) Header() http.Header { return rw.header }
+
+func (rw *resumedWriter) WriteHeader(code int) {
+	ct := strings.ToLower(rw.header.Get("Content-Type"))
+	rw.streaming = code == http.StatusOK && strings.HasPrefix(ct, a2a.SSEContentType)
+}
+
+func (rw *resumedWriter) Write(b []byte) (int, error) {
+	if rw.streaming && !rw.opened {
+		rw.streaming, rw.opened = opening(b)
+	}
+	if !rw.streaming {
+		return len(b), nil
+	}
+	return rw.w.Write(b)
+}
+
+// opening looks at what the agent's answer writes until its first event
+// with data: the stream goes on unless that event is an error (an "error"
+// event on HTTP+JSON, a JSON-RPC error response on JSON-RPC); decided
+// reports that such an event was seen. A keep-alive comment before it
+// decides nothing.
+func opening(b []byte) (streaming, decided bool) {
+	ev, err := a2a.NewSSEReader(bytes.NewReader(b), len(b)+1).Next()
+	if err != nil || ev.KeepAlive() {
+		return true, false
+	}
+	if ev.Event == "error" {
+		return false, true
+	}
+	_, code, err := a2a.UnwrapRPC(ev.Data)
+	return err != nil || code == 0, true
+}
+
+// Unwrap lets http.ResponseController reach Flush.
+func (rw *resumedWriter) Unwrap() http.ResponseWriter { return rw.w }
