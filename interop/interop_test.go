@@ -25,12 +25,12 @@ const (
 	// is stopped before `go test` gives up on the binary.
 	cleanupReserve = time.Minute
 	resultsFile    = "RESULTS.md"
-	// readmeFile is the project's README, whose compatibility table the
-	// suite keeps up to date.
-	readmeFile = "../README.md"
+	// compatibilityFile is the project's compatibility page, whose table
+	// the suite keeps up to date.
+	compatibilityFile = "../docs/compatibility.md"
 	// updateEnv, set to 1 (./interop/run.sh --update), rewrites RESULTS.md
-	// and the README's table from the run; otherwise the tracked files are
-	// left alone.
+	// and the compatibility page's table from the run; otherwise the
+	// tracked files are left alone.
 	updateEnv = "INTEROP_UPDATE"
 )
 
@@ -141,19 +141,19 @@ func TestInterop(t *testing.T) {
 	}
 
 	md := report.Markdown(all, results)
-	if readme, err := os.ReadFile(readmeFile); err != nil {
-		t.Errorf("reading %s: %v", readmeFile, err)
-	} else if spliced, err := report.SpliceReadme(readme, md); err != nil {
-		t.Errorf("%s: %v", readmeFile, err)
+	if page, err := os.ReadFile(compatibilityFile); err != nil {
+		t.Errorf("reading %s: %v", compatibilityFile, err)
+	} else if spliced, err := report.Splice(page, md); err != nil {
+		t.Errorf("%s: %v", compatibilityFile, err)
 	} else if os.Getenv(updateEnv) == "1" {
 		if err := os.WriteFile(resultsFile, md, 0o644); err != nil {
 			t.Errorf("writing %s: %v", resultsFile, err)
 		}
-		if err := os.WriteFile(readmeFile, spliced, 0o644); err != nil {
-			t.Errorf("writing %s: %v", readmeFile, err)
+		if err := os.WriteFile(compatibilityFile, spliced, 0o644); err != nil {
+			t.Errorf("writing %s: %v", compatibilityFile, err)
 		}
 	} else {
-		t.Logf("%s and the README's table were left as they are (./interop/run.sh --update rewrites them)", resultsFile)
+		t.Logf("%s and %s were left as they are (./interop/run.sh --update rewrites them)", resultsFile, compatibilityFile)
 	}
 	for _, r := range results {
 		if r.Status == report.Fail {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the interop suite against the gateway of this checkout. With
-# --update it also rewrites interop/RESULTS.md and the README's
-# compatibility table from the run. Run ./interop/setup.sh first.
+# --update it also rewrites interop/RESULTS.md and the compatibility
+# table of docs/compatibility.md from the run. Run ./interop/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")"
 

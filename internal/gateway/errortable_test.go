@@ -17,8 +17,8 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
-// documentedErrors are the errors of the README's error table: the
-// gateway's own and the protocol's whose causes the gateway adds.
+// documentedErrors are the errors of the error table in docs/errors.md:
+// the gateway's own and the protocol's whose causes the gateway adds.
 var documentedErrors = []*a2a.Error{
 	a2a.ErrUnauthenticated, a2a.ErrPermissionDenied, a2a.ErrRateLimited, a2a.ErrUnavailable,
 	a2a.ErrUpstreamTimeout, a2a.ErrUpstreamFailed, a2a.ErrPayloadTooLarge, a2a.ErrInProgress,
@@ -26,18 +26,21 @@ var documentedErrors = []*a2a.Error{
 	a2a.ErrRequestTimeout, a2a.ErrHeadersTooLarge,
 }
 
-// errorRow is one row of the README's error table.
+// errorTableFile documents the gateway's errors.
+const errorTableFile = "../../docs/errors.md"
+
+// errorRow is one row of the error table.
 type errorRow struct {
 	code, rpcStatus, restStatus int
 	reason                      string
 	rpcRetry, restRetry         bool
 }
 
-// readErrorTable reads the table whose header is
+// readErrorTable reads the table of errorTableFile whose header is
 // "| code | reason | JSON-RPC | REST | when |".
 func readErrorTable(t *testing.T) map[int]errorRow {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile(errorTableFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +49,13 @@ func readErrorTable(t *testing.T) map[int]errorRow {
 		num, rest, _ := strings.Cut(cell, " ")
 		n, err := strconv.Atoi(num)
 		if err != nil {
-			t.Fatalf("README error table: status cell %q", cell)
+			t.Fatalf("%s: status cell %q", errorTableFile, cell)
 		}
 		return n, strings.TrimSpace(rest) == "+ `Retry-After`"
 	}
 	rows := map[int]errorRow{}
 	in := false
-	sc := bufio.NewScanner(bytes.NewReader(readme))
+	sc := bufio.NewScanner(bytes.NewReader(doc))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "| code | reason | JSON-RPC | REST | when |" {
@@ -67,44 +70,44 @@ func readErrorTable(t *testing.T) map[int]errorRow {
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
 		if len(cells) != 5 {
-			t.Fatalf("README error table: row %q has %d cells", line, len(cells))
+			t.Fatalf("%s: row %q has %d cells", errorTableFile, line, len(cells))
 		}
 		var r errorRow
 		if r.code, err = strconv.Atoi(strings.TrimSpace(cells[0])); err != nil {
-			t.Fatalf("README error table: code in %q", line)
+			t.Fatalf("%s: code in %q", errorTableFile, line)
 		}
 		r.reason = strings.Trim(strings.TrimSpace(cells[1]), "`")
 		r.rpcStatus, r.rpcRetry = status(cells[2])
 		r.restStatus, r.restRetry = status(cells[3])
 		if _, dup := rows[r.code]; dup {
-			t.Fatalf("README error table: code %d twice", r.code)
+			t.Fatalf("%s: code %d twice", errorTableFile, r.code)
 		}
 		rows[r.code] = r
 	}
 	if len(rows) == 0 {
-		t.Fatal("README: no error table with the JSON-RPC and REST status columns")
+		t.Fatalf("%s: no error table with the JSON-RPC and REST status columns", errorTableFile)
 	}
 	return rows
 }
 
-// TestREADMEErrorTable: every error of the README's table gets the
+// TestErrorTable: every error of the documented table gets the
 // documented HTTP status on each binding, refused streaming methods
-// included, and the table lists every such error: the README and the
-// writers cannot drift apart.
-func TestREADMEErrorTable(t *testing.T) {
+// included, and the table lists every such error: the documentation and
+// the writers cannot drift apart.
+func TestErrorTable(t *testing.T) {
 	rows := readErrorTable(t)
 	if len(rows) != len(documentedErrors) {
-		t.Errorf("README error table has %d rows, the gateway %d documented errors", len(rows), len(documentedErrors))
+		t.Errorf("%s has %d rows, the gateway %d documented errors", errorTableFile, len(rows), len(documentedErrors))
 	}
 	id := json.RawMessage(`1`)
 	for _, e := range documentedErrors {
 		t.Run(e.Reason, func(t *testing.T) {
 			row, ok := rows[e.Code]
 			if !ok {
-				t.Fatalf("README error table lacks %d %s", e.Code, e.Reason)
+				t.Fatalf("%s lacks %d %s", errorTableFile, e.Code, e.Reason)
 			}
 			if row.reason != e.Reason {
-				t.Fatalf("README names %d %s, the code %s", e.Code, row.reason, e.Reason)
+				t.Fatalf("%s names %d %s, the code %s", errorTableFile, e.Code, row.reason, e.Reason)
 			}
 			if row.rpcRetry != row.restRetry {
 				t.Fatalf("Retry-After documented on one binding only")
@@ -126,10 +129,10 @@ func TestREADMEErrorTable(t *testing.T) {
 				rec := httptest.NewRecorder()
 				w.write(rec)
 				if rec.Code != w.status {
-					t.Errorf("%s: HTTP %d, README says %d", w.binding, rec.Code, w.status)
+					t.Errorf("%s: HTTP %d, %s says %d", w.binding, rec.Code, errorTableFile, w.status)
 				}
 				if got := rec.Header().Get("Retry-After") != ""; got != row.rpcRetry {
-					t.Errorf("%s: Retry-After %q, README says %v", w.binding, rec.Header().Get("Retry-After"), row.rpcRetry)
+					t.Errorf("%s: Retry-After %q, %s says %v", w.binding, rec.Header().Get("Retry-After"), errorTableFile, row.rpcRetry)
 				}
 			}
 		})

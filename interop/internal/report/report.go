@@ -1,6 +1,6 @@
 // Package report holds the interop suite's vocabulary (the cases, the
 // client/agent pairs, the outcome of each case) and turns a run's results
-// into RESULTS.md, the compatibility table the README includes.
+// into RESULTS.md, the compatibility table docs/compatibility.md includes.
 package report
 
 import (
