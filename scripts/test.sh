@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: static checks (gofmt, go vet, staticcheck), every test with the race detector, the
-# multi-replica harness, the deployment files' render check, then the
-# interop suite with the official A2A SDKs.
+# The test command: static checks (gofmt, go mod tidy, go vet, staticcheck,
+# deadcode), every test with the race detector, the multi-replica harness,
+# the deployment files' render check, then the interop suite with the
+# official A2A SDKs.
 # Tests that need Redis start their own redis-server on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ go mod tidy -diff
 go vet ./...
 # staticcheck, pinned; `go run` builds it from the module proxy on first use.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+# deadcode, pinned: functions nothing reaches, and functions only tests reach.
+./scripts/deadcode.sh
 go test -race -count=1 -timeout 20m $(go list ./... | grep -v /scaletest)
 # Several gateway processes on a Redis Cluster and on Sentinel, with crashes;
 # verbose, so that what the harness measured is printed.

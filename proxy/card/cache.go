@@ -15,7 +15,8 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
-// Defaults for NewCache.
+// The card cache's limits. Only the TTL is set per agent (card_ttl); the
+// others hold for every agent.
 const (
 	DefaultTTL          = 300 * time.Second
 	DefaultMaxCardBytes = 1 << 20
@@ -26,46 +27,18 @@ const (
 // refresh attempt, so a failing agent is not asked on every request.
 const maxErrorBackoff = 30 * time.Second
 
-// Option adjusts a Cache.
-type Option func(*Cache)
-
-// WithMaxCardBytes bounds the size of an upstream card (default 1 MiB).
-func WithMaxCardBytes(n int64) Option {
-	return func(c *Cache) {
-		if n > 0 {
-			c.maxBytes = n
-		}
-	}
-}
-
-// WithFetchTimeout bounds an upstream fetch when the request that triggers
-// it has no earlier deadline (default 10s).
-func WithFetchTimeout(d time.Duration) Option {
-	return func(c *Cache) {
-		if d > 0 {
-			c.fetchTimeout = d
-		}
-	}
-}
-
-// WithClock replaces the clock that decides freshness.
-func WithClock(now func() time.Time) Option {
-	return func(c *Cache) {
-		if now != nil {
-			c.now = now
-		}
-	}
-}
-
 // Cache fetches, rewrites and caches a card per (key, protocol version) and
 // serves it with ETag, Cache-Control and Vary: A2A-Version; If-None-Match
 // gets 304. Keys come from configuration (agent and card variant), so the
 // number of entries is bounded by it. The RewriteOptions for a key must not
 // change while it is cached; call Forget after a configuration change.
 type Cache struct {
-	client       *http.Client
-	ttl          time.Duration
-	log          *slog.Logger
+	client *http.Client
+	ttl    time.Duration
+	log    *slog.Logger
+	// maxBytes bounds an upstream card (DefaultMaxCardBytes); fetchTimeout
+	// bounds a fetch whose request has no earlier deadline
+	// (DefaultFetchTimeout); now decides freshness. Tests change them.
 	maxBytes     int64
 	fetchTimeout time.Duration
 	now          func() time.Time
@@ -99,7 +72,7 @@ type flight struct {
 
 // NewCache returns a cache that fetches with client (nil: a default client)
 // and keeps cards fresh for ttl (0: DefaultTTL).
-func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger, opts ...Option) *Cache {
+func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger) *Cache {
 	if client == nil {
 		client = &http.Client{}
 	}
@@ -110,7 +83,7 @@ func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger, opts ...
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Cache{
+	return &Cache{
 		client:       client,
 		ttl:          ttl,
 		log:          log,
@@ -120,10 +93,6 @@ func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger, opts ...
 		entries:      map[cacheKey]*entry{},
 		flights:      map[cacheKey]*flight{},
 	}
-	for _, o := range opts {
-		o(c)
-	}
-	return c
 }
 
 // ServeCard answers a card request from the cache, fetching upstreamCardURLs

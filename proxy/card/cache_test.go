@@ -106,12 +106,19 @@ type gateway struct {
 	logs  *syncBuffer
 }
 
-// newGateway serves one agent's card through a Cache on a loopback server.
-func newGateway(t *testing.T, up *upstream, opts ...Option) *gateway {
+// newGateway serves one agent's card through a Cache on a loopback server;
+// limits change the cache's limits (nil ones are skipped).
+func newGateway(t *testing.T, up *upstream, limits ...func(*Cache)) *gateway {
 	t.Helper()
 	g := &gateway{clock: &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(g.logs, nil))
-	g.cache = NewCache(up.srv.Client(), 0, log, append([]Option{WithClock(g.clock.Now)}, opts...)...)
+	g.cache = NewCache(up.srv.Client(), 0, log)
+	g.cache.now = g.clock.Now
+	for _, set := range limits {
+		if set != nil {
+			set(g.cache)
+		}
+	}
 	o := RewriteOptions{UpstreamBase: mustURL(t, up.srv.URL+"/a2a"), PublicBase: testPublic, Security: GatewaySecurity(true, "")}
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.cache.ServeCard(w, r, "geo/public", up.cardURLs(), o)
@@ -367,12 +374,14 @@ func TestServeCardStaleWhileError(t *testing.T) {
 	}
 }
 
+func maxCardBytes(n int64) func(*Cache) { return func(c *Cache) { c.maxBytes = n } }
+
 func TestServeCardFailures(t *testing.T) {
 	big := `{"url":"http://agent.invalid/a2a","description":"` + strings.Repeat("x", 4096) + `"}`
 	tests := []struct {
 		name       string
 		handler    http.HandlerFunc
-		opts       []Option
+		limit      func(*Cache)
 		wantStatus int
 		wantLog    string
 	}{
@@ -383,20 +392,20 @@ func TestServeCardFailures(t *testing.T) {
 		{"oversize card with length", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
 			_, _ = io.WriteString(w, big)
-		}, []Option{WithMaxCardBytes(1024)}, http.StatusBadGateway, "announced"},
+		}, maxCardBytes(1024), http.StatusBadGateway, "announced"},
 		{"oversize card chunked", func(w http.ResponseWriter, r *http.Request) {
 			for i := 0; i < 8; i++ {
 				_, _ = io.WriteString(w, big[i*len(big)/8:(i+1)*len(big)/8])
 				http.NewResponseController(w).Flush()
 			}
-		}, []Option{WithMaxCardBytes(1024)}, http.StatusBadGateway, ErrCardTooLarge.Error()},
+		}, maxCardBytes(1024), http.StatusBadGateway, ErrCardTooLarge.Error()},
 		{"agent too slow", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
-			[]Option{WithFetchTimeout(50 * time.Millisecond)}, http.StatusGatewayTimeout, "deadline exceeded"},
+			func(c *Cache) { c.fetchTimeout = 50 * time.Millisecond }, http.StatusGatewayTimeout, "deadline exceeded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			up := newUpstream(t, tc.handler)
-			g := newGateway(t, up, tc.opts...)
+			g := newGateway(t, up, tc.limit)
 			r := g.do(t, http.MethodGet, nil)
 			if r.status != tc.wantStatus {
 				t.Fatalf("status %d, want %d: %s", r.status, tc.wantStatus, r.body)

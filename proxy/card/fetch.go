@@ -13,7 +13,8 @@ import (
 )
 
 var (
-	// ErrCardTooLarge reports an upstream card larger than the configured limit.
+	// ErrCardTooLarge reports an upstream card larger than the size limit
+	// (DefaultMaxCardBytes).
 	ErrCardTooLarge = errors.New("agent card exceeds the size limit")
 	// ErrCrossOriginRedirect reports an upstream redirecting the card fetch
 	// to another origin. Following it would let a third-party agent point the
