@@ -18,7 +18,7 @@ import (
 var staticBases = []string{"scratch", "gcr.io/distroless/static"}
 
 // wantEntrypoint is how the gateway image starts: the configuration path
-// the Helm chart mounts and the README documents.
+// the Helm chart mounts and docs/production.md documents.
 var wantEntrypoint = []string{"/usr/local/bin/a2a-gateway", "serve", "--config", "/etc/a2a-gateway/config.yaml"}
 
 func checkDockerfile(path string) error {
