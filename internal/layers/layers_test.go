@@ -1,0 +1,167 @@
+package layers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/a2a-gateway/a2a-gateway"
+
+// layer of every package of the module, by path below the module root.
+var layer = map[string]int{
+	"internal/a2a":       0,
+	"internal/adminapi":  0,
+	"internal/config":    0,
+	"internal/duration":  0,
+	"internal/jose":      0,
+	"internal/layers":    0,
+	"internal/redistest": 0,
+	"internal/request":   0,
+	"internal/telemetry": 0,
+	"internal/version":   0,
+	"metrics":            0,
+
+	"internal/store":           1,
+	"internal/store/storetest": 1,
+
+	"proxy": 2,
+
+	"authz":             3,
+	"authz/flow":        3,
+	"dedupe":            3,
+	"internal/console":  3,
+	"metrics/lifecycle": 3,
+	"proxy/budget":      3,
+	"proxy/card":        3,
+	"push":              3,
+
+	"internal/demoagent": 4,
+	"internal/gateway":   4,
+
+	"bench":              5,
+	"bench/cmd/a2abench": 5,
+	"cmd/a2a-gateway":    5,
+	"cmd/demo-agent":     5,
+	"internal/gwtest":    5,
+	"scaletest":          5,
+}
+
+// sameLayer are the only imports allowed between packages of one layer.
+// Keep it short: every edge here is a stage that depends on another.
+var sameLayer = map[[2]string]bool{
+	{"internal/config", "internal/duration"}:       true,
+	{"internal/request", "internal/a2a"}:           true,
+	{"internal/store/storetest", "internal/store"}: true,
+	{"authz/flow", "authz"}:                        true,
+	{"authz/flow", "push"}:                         true,
+	{"internal/console", "authz"}:                  true,
+	{"internal/console", "metrics/lifecycle"}:      true,
+	{"internal/console", "push"}:                   true,
+	{"bench/cmd/a2abench", "bench"}:                true,
+}
+
+// violations lists every import in graph (package → the module packages
+// it imports, paths below the module root) that breaks the layering, and
+// every package without a layer.
+func violations(graph map[string][]string) []string {
+	var out []string
+	for pkg, imports := range graph {
+		from, ok := layer[pkg]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s has no layer: add it to the layer map in internal/layers/layers_test.go", pkg))
+			continue
+		}
+		for _, imp := range imports {
+			to, ok := layer[imp]
+			switch {
+			case !ok:
+				// Reported as a package of its own.
+			case to > from:
+				out = append(out, fmt.Sprintf("%s (layer %d) imports %s (layer %d), a higher layer", pkg, from, imp, to))
+			case to == from && !sameLayer[[2]string{pkg, imp}]:
+				out = append(out, fmt.Sprintf("%s imports %s of its own layer %d, which is not a listed edge", pkg, imp, from))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// moduleGraph reads the module's packages and their imports (tests' own
+// imports excluded) with go list.
+func moduleGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	graph := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list: %v", err)
+		}
+		pkg, ok := below(p.ImportPath)
+		if !ok {
+			t.Fatalf("go list named %s, outside the module", p.ImportPath)
+		}
+		graph[pkg] = []string{}
+		for _, imp := range p.Imports {
+			if rel, ok := below(imp); ok {
+				graph[pkg] = append(graph[pkg], rel)
+			}
+		}
+	}
+	return graph
+}
+
+func below(path string) (string, bool) {
+	return strings.CutPrefix(path, module+"/")
+}
+
+func TestImportsPointDown(t *testing.T) {
+	graph := moduleGraph(t)
+	for _, pkg := range []string{"internal/config", "proxy", "push", "internal/gateway"} {
+		if _, ok := graph[pkg]; !ok {
+			t.Fatalf("go list did not name %s: the graph is not the module's", pkg)
+		}
+	}
+	for _, v := range violations(graph) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsFound keeps the rule from passing vacuously: an upward
+// import, an unlisted import within a layer and a package without a layer
+// are each reported, and a downward import is not.
+func TestViolationsFound(t *testing.T) {
+	got := violations(map[string][]string{
+		"internal/config":  {"internal/store"},
+		"proxy":            {"internal/a2a"},
+		"push":             {"proxy/card"},
+		"internal/unknown": {},
+	})
+	want := []string{
+		"internal/config (layer 0) imports internal/store (layer 1), a higher layer",
+		"internal/unknown has no layer: add it to the layer map in internal/layers/layers_test.go",
+		"push imports proxy/card of its own layer 3, which is not a listed edge",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
