@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 const (
@@ -88,7 +90,7 @@ func validEnvName(s string) bool {
 
 type apiKeyEntry struct {
 	digest    [sha256.Size]byte
-	principal Principal
+	principal request.Principal
 	// index is the entry's place in auth.api_keys, for error messages.
 	index int
 }
@@ -106,7 +108,7 @@ func newAPIKeyTable(opts []APIKeyOptions, env LookupEnv) (*apiKeyTable, error) {
 	var errs []error
 	for i, o := range opts {
 		path := fmt.Sprintf("auth.api_keys[%d]", i)
-		e := apiKeyEntry{principal: Principal{
+		e := apiKeyEntry{principal: request.Principal{
 			Tenant:  o.Tenant,
 			Subject: o.Name,
 			Scopes:  slices.Clone(o.Scopes),
@@ -149,7 +151,7 @@ func newAPIKeyTable(opts []APIKeyOptions, env LookupEnv) (*apiKeyTable, error) {
 
 // lookup compares the presented key's digest with every entry without
 // stopping early, so timing reveals neither which key nor how much matched.
-func (t *apiKeyTable) lookup(key string) (*Principal, bool) {
+func (t *apiKeyTable) lookup(key string) (*request.Principal, bool) {
 	if t == nil || len(t.entries) == 0 || len(key) > maxAPIKeyBytes {
 		return nil, false
 	}

@@ -20,6 +20,7 @@ import (
 	"unicode"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -424,7 +425,7 @@ func (a *Authenticator) Challenge(err error) string {
 // <key>" or "X-API-Key: <key>". Requests with more than one credential are
 // refused rather than guessing which one counts. Errors are always
 // *AuthError.
-func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
+func (a *Authenticator) Authenticate(r *http.Request) (*request.Principal, error) {
 	bearer, apiKey, err := credential(r.Header)
 	if err != nil {
 		return nil, err
@@ -482,7 +483,7 @@ func credential(h http.Header) (bearer, apiKey string, err error) {
 	return bearer, apiKey, nil
 }
 
-func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*Principal, error) {
+func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*request.Principal, error) {
 	if len(raw) > a.maxTokenBytes {
 		return nil, &AuthError{Reason: string(errTooLarge)}
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 	"go.yaml.in/yaml/v3"
 )
@@ -302,26 +303,26 @@ func TestAuthenticateKeySources(t *testing.T) {
 	tests := []struct {
 		name string
 		req  *http.Request
-		want Principal
+		want request.Principal
 	}{
 		{"jwks url", bearer(sign(t, jwt.SigningMethodRS256, rsaKey, map[string]any{"kid": "rsa-1"}, claimsFor("https://jwks.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwks"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwks"}},
 		{"static pem, kid from file name", bearer(sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": "ec-static"}, claimsFor("https://pem.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
 		{"static pem, no kid", bearer(sign(t, jwt.SigningMethodES256, ecKey, nil, claimsFor("https://pem.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
 		{"static jwk", bearer(sign(t, jwt.SigningMethodEdDSA, edKey, map[string]any{"kid": "ed"}, claimsFor("https://jwk.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwk"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwk"}},
 		{"static certificate", bearer(sign(t, jwt.SigningMethodES384, certKey, nil, claimsFor("https://cert.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "cert"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "cert"}},
 		{"hmac secret from env, custom claims", bearer(sign(t, jwt.SigningMethodHS256, []byte(testHMAC), nil, hmacClaims)),
-			Principal{Tenant: "initech", Subject: "alice", Scopes: []string{"push:write"}, Issuer: "hmac"}},
+			request.Principal{Tenant: "initech", Subject: "alice", Scopes: []string{"push:write"}, Issuer: "hmac"}},
 		{"api key header", apiKeyReq("X-API-Key", apiKey),
-			Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
 		{"api key authorization scheme", apiKeyReq("Authorization", "apikey "+apiKey),
-			Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
 		{"api key by digest", apiKeyReq("X-API-Key", digestOnly),
-			Principal{Tenant: "globex", Subject: "digest-bot", Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "globex", Subject: "digest-bot", Issuer: APIKeyIssuer}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
@@ -108,7 +109,7 @@ func (f *authzFixture) owner(t *testing.T, ref store.Ref) store.Owner {
 	return got[0]
 }
 
-func (f *authzFixture) claim(t *testing.T, p *Principal, refs ...store.Ref) {
+func (f *authzFixture) claim(t *testing.T, p *request.Principal, refs ...store.Ref) {
 	t.Helper()
 	if _, err := f.owners.Claim(context.Background(), testAgent, refs, store.Owner{Tenant: p.Tenant, Subject: p.Subject}); err != nil {
 		t.Fatal(err)
@@ -135,9 +136,9 @@ func wantA2AError(t *testing.T, err error, want *a2a.Error) {
 }
 
 var (
-	alice = &Principal{Tenant: "acme", Subject: "alice", Issuer: "test"}
-	carol = &Principal{Tenant: "acme", Subject: "carol", Issuer: "test"}
-	bob   = &Principal{Tenant: "globex", Subject: "bob", Issuer: "test"}
+	alice = &request.Principal{Tenant: "acme", Subject: "alice", Issuer: "test"}
+	carol = &request.Principal{Tenant: "acme", Subject: "carol", Issuer: "test"}
+	bob   = &request.Principal{Tenant: "globex", Subject: "bob", Issuer: "test"}
 )
 
 func TestAuthorizeOwnership(t *testing.T) {
@@ -155,7 +156,7 @@ func TestAuthorizeOwnership(t *testing.T) {
 			f.claim(t, alice, taskRef("t-alice"))
 			cases := []struct {
 				name string
-				p    *Principal
+				p    *request.Principal
 				id   string
 				ok   bool
 			}{
@@ -270,7 +271,7 @@ func TestAuthorizePolicyComesFirst(t *testing.T) {
 	cancel := &a2a.Operation{Method: a2a.MethodCancelTask, Version: a2a.V10, TaskID: "t1"}
 	_, err = f.z.Authorize(ctx, alice, testAgent, testAgent, cancel)
 	wantA2AError(t, err, a2a.ErrPermissionDenied)
-	withScope := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.cancel"}}
+	withScope := &request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.cancel"}}
 	if _, err := f.z.Authorize(ctx, withScope, testAgent, testAgent, cancel); err != nil {
 		t.Fatalf("cancel with the scope: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 // Ownership scopes: who may act on a task once it exists.
@@ -55,7 +56,7 @@ func (p *Policy) Validate(field string) error {
 }
 
 // permits reports whether the principal may call op on the agent, and why not.
-func (p *Policy) permits(pr *Principal, op a2a.Method) (ok bool, reason string) {
+func (p *Policy) permits(pr *request.Principal, op a2a.Method) (ok bool, reason string) {
 	if len(p.Tenants) > 0 && !slices.Contains(p.Tenants, pr.Tenant) {
 		return false, "tenant_not_allowed"
 	}

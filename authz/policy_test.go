@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 func TestPolicyValidate(t *testing.T) {
@@ -43,13 +44,13 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestPolicyPermits(t *testing.T) {
-	alice := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write"}}
-	bare := &Principal{Tenant: "acme", Subject: "bot"}
-	stranger := &Principal{Tenant: "other", Subject: "eve", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write", "a2a:tasks.cancel"}}
+	alice := &request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write"}}
+	bare := &request.Principal{Tenant: "acme", Subject: "bot"}
+	stranger := &request.Principal{Tenant: "other", Subject: "eve", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write", "a2a:tasks.cancel"}}
 	cases := []struct {
 		name   string
 		policy Policy
-		p      *Principal
+		p      *request.Principal
 		op     a2a.Method
 		ok     bool
 		reason string
