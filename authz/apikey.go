@@ -20,24 +20,7 @@ const (
 	maxAPIKeyBytes = 1024
 )
 
-// APIKeyOptions configures one static API key. The key itself is never part
-// of the YAML file: give either KeyEnv or KeySHA256.
-type APIKeyOptions struct {
-	// Name identifies the key in logs and becomes the principal's subject.
-	Name string `yaml:"name"`
-	// Tenant is the tenant every request made with this key acts for.
-	Tenant string `yaml:"tenant"`
-	// Scopes are granted to every request made with this key.
-	Scopes []string `yaml:"scopes"`
-	// KeyEnv names the environment variable holding the key, read once at
-	// start-up; the key must be at least 16 bytes.
-	KeyEnv string `yaml:"key_env"`
-	// KeySHA256 is the hex-encoded SHA-256 digest of the key, an alternative
-	// to KeyEnv that keeps the raw key off the gateway host.
-	KeySHA256 string `yaml:"key_sha256"`
-}
-
-func (k *APIKeyOptions) validate(path string) []error {
+func validateAPIKey(k *APIKeyOptions, path string) []error {
 	var errs []error
 	if !validIdentity(k.Name) {
 		errs = append(errs, fieldError(path+".name", "required: 1-%d printable bytes", maxIdentityBytes))

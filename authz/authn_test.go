@@ -594,7 +594,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Validate()
+			err := Validate(&tc.opts)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
@@ -723,7 +723,7 @@ api_keys:
 		is.SubjectClaim != "uid" || is.ScopeClaim != "scp" || is.MaxTokenBytes != 4096 || o.APIKeys[0].KeyEnv != "BOT_KEY" {
 		t.Fatalf("decoded %+v", o)
 	}
-	if err := o.Validate(); err != nil {
+	if err := Validate(&o); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 }

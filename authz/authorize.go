@@ -78,8 +78,8 @@ func (z *Authorizer) AuthorizeReading(ctx context.Context, p *request.Principal,
 
 func (z *Authorizer) authorize(ctx context.Context, p *request.Principal, agent, recordKey string, op *a2a.Operation, read bool) (*Grant, error) {
 	pol := z.policy(agent)
-	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: pol.perSubject()}
-	if ok, reason := pol.permits(p, op.Method); !ok {
+	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: perSubject(pol)}
+	if ok, reason := permits(pol, p, op.Method); !ok {
 		z.deny(ctx, g, op, reason)
 		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
 	}
@@ -138,7 +138,7 @@ func refsOf(op *a2a.Operation, pol *Policy) (lookups, claims []store.Ref) {
 			lookups = append(lookups, store.Ref{Kind: store.RefTask, ID: id})
 		}
 		if op.ContextID != "" {
-			if pol.clientContextIDs() {
+			if clientContextIDs(pol) {
 				claims = append(claims, ctxRef)
 			} else {
 				lookups = append(lookups, ctxRef)

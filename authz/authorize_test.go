@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
@@ -149,7 +150,7 @@ func TestAuthorizeOwnership(t *testing.T) {
 	for _, perSubject := range []bool{false, true} {
 		pol := Policy{}
 		if perSubject {
-			pol.Ownership = OwnerSubject
+			pol.Ownership = config.OwnerSubject
 		}
 		t.Run("ownership="+pol.Ownership, func(t *testing.T) {
 			f := newAuthzFixture(t, pol)
@@ -369,9 +370,9 @@ func TestGrantRecord(t *testing.T) {
 // alike, and neither is ever claimed.
 func TestGrantRecordReferences(t *testing.T) {
 	ctx := context.Background()
-	for _, pol := range []Policy{{Ownership: OwnerTenant}, {Ownership: OwnerSubject}} {
+	for _, pol := range []Policy{{Ownership: config.OwnerTenant}, {Ownership: config.OwnerSubject}} {
 		t.Run(string(pol.Ownership), func(t *testing.T) {
-			perSubject := pol.Ownership == OwnerSubject
+			perSubject := pol.Ownership == config.OwnerSubject
 			f := newAuthzFixture(t, pol)
 			f.claim(t, alice, taskRef("t-alice"))
 			f.claim(t, carol, taskRef("t-carol"))
@@ -424,7 +425,7 @@ func TestGrantRecordReferences(t *testing.T) {
 
 func TestGrantOwnedTasks(t *testing.T) {
 	ctx := context.Background()
-	f := newAuthzFixture(t, Policy{Ownership: OwnerSubject})
+	f := newAuthzFixture(t, Policy{Ownership: config.OwnerSubject})
 	f.claim(t, alice, taskRef("t-alice"))
 	f.claim(t, carol, taskRef("t-carol"))
 	f.claim(t, bob, taskRef("t-bob"))

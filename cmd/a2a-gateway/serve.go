@@ -19,8 +19,13 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg, err := config.Load(*path)
-	if err != nil {
+	if cfg == nil {
 		return err
+	}
+	// The problems only the consuming packages find are reported with the
+	// file's own, each at its line.
+	if err := cfg.Locate(errors.Unwrap(err), gateway.Validate(cfg, config.ProcessEnv)); err != nil {
+		return fmt.Errorf("%s: %w", *path, err)
 	}
 	log := newLogger(os.Stderr, cfg.Log.Level, cfg.Log.Format)
 	for _, w := range cfg.Warnings() {
