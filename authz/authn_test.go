@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 	"go.yaml.in/yaml/v3"
@@ -168,18 +169,18 @@ func pkixPEM(t testing.TB, pub crypto.PublicKey) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
-func jwkJSON(t testing.TB, pub crypto.PublicKey, kid, alg string) jsonWebKey {
+func jwkJSON(t testing.TB, pub crypto.PublicKey, kid, alg string) jose.JWK {
 	t.Helper()
-	j, err := marshalJWK(pub, kid, alg)
+	j, err := jose.MarshalJWK(pub, kid, alg)
 	if err != nil {
 		t.Fatalf("marshal jwk: %v", err)
 	}
 	return j
 }
 
-func jwksDoc(t testing.TB, keys ...jsonWebKey) []byte {
+func jwksDoc(t testing.TB, keys ...jose.JWK) []byte {
 	t.Helper()
-	b, err := encodeJWKS(keys...)
+	b, err := jose.EncodeJWKS(keys...)
 	if err != nil {
 		t.Fatalf("encode jwks: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // Defaults for NewCache.
@@ -306,7 +307,7 @@ func protocolError(err error) *a2a.Error {
 	case errors.Is(err, ErrInvalidOptions):
 		return a2a.ErrInternal
 	case errors.Is(err, ErrMalformedCard), errors.Is(err, ErrCardTooLarge), errors.Is(err, ErrCrossOriginRedirect),
-		errors.Is(err, ErrNoProxiableInterface), errors.Is(err, ErrNotCanonicalizable):
+		errors.Is(err, ErrNoProxiableInterface), errors.Is(err, jose.ErrNotCanonicalizable):
 		return a2a.ErrInvalidAgentResponse
 	}
 	return a2a.ErrUpstreamFailed
