@@ -197,11 +197,7 @@ func LoadPrivateKeyPEM(path string) (crypto.Signer, error) {
 // PublicJWKS renders key's public half as a JWKS with kid and alg set, for a
 // key_files entry or a JWKS endpoint.
 func PublicJWKS(key crypto.Signer, kid string) ([]byte, error) {
-	alg, err := SigningAlgorithm(key)
-	if err != nil {
-		return nil, err
-	}
-	j, err := MarshalJWK(key.Public(), kid, alg)
+	j, err := signingJWK(key, kid)
 	if err != nil {
 		return nil, err
 	}
@@ -211,15 +207,21 @@ func PublicJWKS(key crypto.Signer, kid string) ([]byte, error) {
 // PublicJWK renders key's public half as one compact JWK with kid and alg
 // set, for a JWKS the caller assembles.
 func PublicJWK(key crypto.Signer, kid string) (json.RawMessage, error) {
-	alg, err := SigningAlgorithm(key)
-	if err != nil {
-		return nil, err
-	}
-	j, err := MarshalJWK(key.Public(), kid, alg)
+	j, err := signingJWK(key, kid)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(j)
+}
+
+// signingJWK is the JWK of key's public half, naming the algorithm key
+// signs with.
+func signingJWK(key crypto.Signer, kid string) (JWK, error) {
+	alg, err := SigningAlgorithm(key)
+	if err != nil {
+		return JWK{}, err
+	}
+	return MarshalJWK(key.Public(), kid, alg)
 }
 
 // PublicKeyPEM renders key's public half as a PKIX "PUBLIC KEY" PEM block,

@@ -1,7 +1,7 @@
 // Package layers holds no code: its test keeps the module's import graph
 // pointing one way. Every package of the module has a layer, and imports
-// only packages of lower layers, plus the few edges within one layer that
-// the test lists. The layers, lowest first:
+// (its tests' own imports aside) only packages of lower layers, plus the
+// few edges within one layer that the test lists, each with its reason. The layers, lowest first:
 //
 //  0. leaves: the protocol model (internal/a2a), configuration
 //     (internal/config), request-scoped values (internal/request), JOSE and
