@@ -7,7 +7,7 @@
 //     (internal/config), request-scoped values (internal/request), JOSE and
 //     JCS (internal/jose), metrics and the other small helpers;
 //  1. the store (internal/store and its conformance suite);
-//  2. the pipeline core (proxy);
+//  2. the pipeline core (proxy), which imports leaves only;
 //  3. the stages: authorization, auth flows, cards, budgets, dedupe, push,
 //     lifecycle tracking and the operations console;
 //  4. assembly (internal/gateway) and the demo agent;
