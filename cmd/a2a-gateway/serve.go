@@ -57,7 +57,11 @@ func runCheck(args []string, out io.Writer) error {
 	if cfg == nil {
 		return err
 	}
-	if err := cfg.Locate(errors.Unwrap(err), gateway.Check(cfg, env)); err != nil {
+	// The file's problems and those only the packages using it find come
+	// first, at their lines; Check, which validates again before it reads
+	// keys and secrets, adds no second report of a field already reported.
+	problems := cfg.Locate(errors.Unwrap(err), gateway.Validate(cfg, env))
+	if err := cfg.Locate(problems, gateway.Check(cfg, env)); err != nil {
 		return fmt.Errorf("%s: %w", *path, err)
 	}
 	for _, w := range cfg.Warnings() {

@@ -25,7 +25,12 @@ func Validate(cfg *config.Config, env config.Env) error {
 	}
 	add(authz.Validate(&cfg.Auth))
 	for i := range cfg.Agents {
-		add(authz.ValidatePolicy(&cfg.Agents[i].Policy, fmt.Sprintf("agents[%d].policy", i)))
+		p := &cfg.Agents[i].Policy
+		// A policy's first problem is reported alone: one whose ownership
+		// the configuration refused is not looked at further.
+		if p.Validate("") == nil {
+			add(authz.ValidatePolicy(p, fmt.Sprintf("agents[%d].policy", i)))
+		}
 	}
 	add(push.ValidateConfig(&cfg.Push, env))
 	return errors.Join(errs...)
