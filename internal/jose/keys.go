@@ -99,13 +99,8 @@ func SigningAlgorithm(key crypto.Signer) (string, error) {
 		if k == nil || k.Curve == nil {
 			return "", errors.New("malformed ECDSA private key")
 		}
-		switch k.Curve.Params().Name {
-		case "P-256":
-			return "ES256", nil
-		case "P-384":
-			return "ES384", nil
-		case "P-521":
-			return "ES512", nil
+		if alg := ecAlgForCurve(k.Curve); alg != "" {
+			return alg, nil
 		}
 		return "", fmt.Errorf("unsupported EC curve %s", k.Curve.Params().Name)
 	default:

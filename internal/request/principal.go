@@ -16,7 +16,7 @@ type Principal struct {
 	Subject string
 	// Scopes are the granted scopes, in the order the credential lists them.
 	Scopes []string
-	// Issuer is the configured issuer name, or the API keys' issuer name.
+	// Issuer is the configured issuer name, or authz.APIKeyIssuer.
 	Issuer string
 }
 
