@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 const (
@@ -18,24 +20,7 @@ const (
 	maxAPIKeyBytes = 1024
 )
 
-// APIKeyOptions configures one static API key. The key itself is never part
-// of the YAML file: give either KeyEnv or KeySHA256.
-type APIKeyOptions struct {
-	// Name identifies the key in logs and becomes the principal's subject.
-	Name string `yaml:"name"`
-	// Tenant is the tenant every request made with this key acts for.
-	Tenant string `yaml:"tenant"`
-	// Scopes are granted to every request made with this key.
-	Scopes []string `yaml:"scopes"`
-	// KeyEnv names the environment variable holding the key, read once at
-	// start-up; the key must be at least 16 bytes.
-	KeyEnv string `yaml:"key_env"`
-	// KeySHA256 is the hex-encoded SHA-256 digest of the key, an alternative
-	// to KeyEnv that keeps the raw key off the gateway host.
-	KeySHA256 string `yaml:"key_sha256"`
-}
-
-func (k *APIKeyOptions) validate(path string) []error {
+func validateAPIKey(k *APIKeyOptions, path string) []error {
 	var errs []error
 	if !validIdentity(k.Name) {
 		errs = append(errs, fieldError(path+".name", "required: 1-%d printable bytes", maxIdentityBytes))
@@ -88,7 +73,7 @@ func validEnvName(s string) bool {
 
 type apiKeyEntry struct {
 	digest    [sha256.Size]byte
-	principal Principal
+	principal request.Principal
 	// index is the entry's place in auth.api_keys, for error messages.
 	index int
 }
@@ -106,7 +91,7 @@ func newAPIKeyTable(opts []APIKeyOptions, env LookupEnv) (*apiKeyTable, error) {
 	var errs []error
 	for i, o := range opts {
 		path := fmt.Sprintf("auth.api_keys[%d]", i)
-		e := apiKeyEntry{principal: Principal{
+		e := apiKeyEntry{principal: request.Principal{
 			Tenant:  o.Tenant,
 			Subject: o.Name,
 			Scopes:  slices.Clone(o.Scopes),
@@ -149,7 +134,7 @@ func newAPIKeyTable(opts []APIKeyOptions, env LookupEnv) (*apiKeyTable, error) {
 
 // lookup compares the presented key's digest with every entry without
 // stopping early, so timing reveals neither which key nor how much matched.
-func (t *apiKeyTable) lookup(key string) (*Principal, bool) {
+func (t *apiKeyTable) lookup(key string) (*request.Principal, bool) {
 	if t == nil || len(t.entries) == 0 || len(key) > maxAPIKeyBytes {
 		return nil, false
 	}

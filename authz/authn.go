@@ -19,7 +19,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -33,72 +35,19 @@ const (
 	DefaultTenantClaim            = "tenant"
 	DefaultSubjectClaim           = "sub"
 	DefaultScopeClaim             = "scope"
-	DefaultMaxTokenBytes          = 8192
 )
 
 // maxKidBytes bounds the key id a token may name; it is only a map key.
 const maxKidBytes = 256
 
-// Options is the `auth:` section of the gateway configuration.
-type Options struct {
-	// Issuers are the identity providers whose bearer JWTs are accepted.
-	// A token is matched to an issuer by its exact "iss" claim.
-	Issuers []IssuerOptions `yaml:"issuers"`
-	// APIKeys are static keys accepted in "X-API-Key" or
-	// "Authorization: ApiKey <key>".
-	APIKeys []APIKeyOptions `yaml:"api_keys"`
-	// Realm is the realm named in WWW-Authenticate challenges; default
-	// "a2a-gateway".
-	Realm string `yaml:"realm"`
-}
-
-// IssuerOptions configures one trusted token issuer.
-type IssuerOptions struct {
-	// Name identifies the issuer in logs and becomes Principal.Issuer; unique,
-	// and "apikey" is reserved.
-	Name string `yaml:"name"`
-	// Issuer is the exact "iss" value this issuer's tokens carry; unique.
-	Issuer string `yaml:"issuer"`
-	// Audiences lists accepted "aud" values; a token must name at least one.
-	// Required.
-	Audiences []string `yaml:"audiences"`
-	// Algorithms pins the accepted signing algorithms (RS256, RS384, RS512,
-	// PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, HS256, HS384, HS512).
-	// Required; "none" is never accepted.
-	Algorithms []string `yaml:"algorithms"`
-	// JWKSURL is fetched for the issuer's public keys; https, or http to a
-	// loopback host only.
-	JWKSURL string `yaml:"jwks_url"`
-	// JWKSRefresh is how often the JWKS is fetched again; default 15m.
-	JWKSRefresh duration.Duration `yaml:"jwks_refresh"`
-	// JWKSMinRefreshInterval is the least time between fetches caused by
-	// tokens naming an unknown kid; default 30s.
-	JWKSMinRefreshInterval duration.Duration `yaml:"jwks_min_refresh_interval"`
-	// JWKSTimeout bounds one JWKS fetch, and so how long a request naming an
-	// unknown kid may wait for it; default 10s.
-	JWKSTimeout duration.Duration `yaml:"jwks_timeout"`
-	// KeyFiles are static public keys: PEM (PKIX public key, PKCS#1 RSA public
-	// key or certificate) or JSON (a JWK or a JWKS). PEM keys, and JWKs without
-	// a "kid", take the file's base name without extension as key id.
-	KeyFiles []string `yaml:"key_files"`
-	// HMACSecretEnv names the environment variable holding the shared secret
-	// for HS256/HS384/HS512 (at least 32/48/64 bytes). Secrets never go in the
-	// configuration file.
-	HMACSecretEnv string `yaml:"hmac_secret_env"`
-	// Leeway is the clock skew tolerated on exp, nbf and iat; default 30s.
-	Leeway duration.Duration `yaml:"leeway"`
-	// TenantClaim names the claim holding the tenant; default "tenant".
-	// Tokens without it are refused.
-	TenantClaim string `yaml:"tenant_claim"`
-	// SubjectClaim names the claim holding the subject; default "sub".
-	// Tokens without it are refused.
-	SubjectClaim string `yaml:"subject_claim"`
-	// ScopeClaim names the claim holding scopes, either a space-separated
-	// string or an array of strings; default "scope".
-	ScopeClaim string `yaml:"scope_claim"`
-	// MaxTokenBytes refuses longer tokens before any parsing; default 8192.
-	MaxTokenBytes int `yaml:"max_token_bytes"`
-}
+// Options is the `auth:` section of the configuration; IssuerOptions and
+// APIKeyOptions are its entries. They are defined with the rest of the
+// configuration; this package validates what needs its algorithm tables.
+type (
+	Options       = config.AuthOptions
+	IssuerOptions = config.IssuerOptions
+	APIKeyOptions = config.APIKeyOptions
+)
 
 func fieldError(path, format string, args ...any) error {
 	return fmt.Errorf(path+": "+format, args...)
@@ -107,7 +56,7 @@ func fieldError(path, format string, args ...any) error {
 // Validate reports every problem with the options, each prefixed by its
 // field path (auth.issuers[0].algorithms: ...). It does not read the
 // environment or key files; NewAuthenticator does.
-func (o *Options) Validate() error {
+func Validate(o *Options) error {
 	var errs []error
 	if len(o.Issuers) == 0 && len(o.APIKeys) == 0 {
 		errs = append(errs, fieldError("auth", "configure at least one issuer or api key"))
@@ -120,7 +69,7 @@ func (o *Options) Validate() error {
 	for i := range o.Issuers {
 		is := &o.Issuers[i]
 		path := fmt.Sprintf("auth.issuers[%d]", i)
-		errs = append(errs, is.validate(path)...)
+		errs = append(errs, validateIssuer(is, path)...)
 		if j, dup := names[is.Name]; dup && is.Name != "" {
 			errs = append(errs, fieldError(path+".name", "%q is also the name of auth.issuers[%d]", is.Name, j))
 		} else {
@@ -136,7 +85,7 @@ func (o *Options) Validate() error {
 	for i := range o.APIKeys {
 		k := &o.APIKeys[i]
 		path := fmt.Sprintf("auth.api_keys[%d]", i)
-		errs = append(errs, k.validate(path)...)
+		errs = append(errs, validateAPIKey(k, path)...)
 		if j, dup := keyNames[k.Name]; dup && k.Name != "" {
 			errs = append(errs, fieldError(path+".name", "%q is also the name of auth.api_keys[%d]", k.Name, j))
 		} else {
@@ -146,7 +95,7 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (o *IssuerOptions) validate(path string) []error {
+func validateIssuer(o *IssuerOptions, path string) []error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fieldError(path+"."+field, format, args...))
@@ -336,7 +285,7 @@ func NewAuthenticator(ctx context.Context, o Options, client *http.Client, log *
 }
 
 func newAuthenticator(ctx context.Context, o Options, client *http.Client, log *slog.Logger, now func() time.Time) (*Authenticator, error) {
-	if err := o.Validate(); err != nil {
+	if err := Validate(&o); err != nil {
 		return nil, err
 	}
 	if client == nil {
@@ -424,7 +373,7 @@ func (a *Authenticator) Challenge(err error) string {
 // <key>" or "X-API-Key: <key>". Requests with more than one credential are
 // refused rather than guessing which one counts. Errors are always
 // *AuthError.
-func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
+func (a *Authenticator) Authenticate(r *http.Request) (*request.Principal, error) {
 	bearer, apiKey, err := credential(r.Header)
 	if err != nil {
 		return nil, err
@@ -482,7 +431,7 @@ func credential(h http.Header) (bearer, apiKey string, err error) {
 	return bearer, apiKey, nil
 }
 
-func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*Principal, error) {
+func (a *Authenticator) verifyToken(ctx context.Context, raw string) (*request.Principal, error) {
 	if len(raw) > a.maxTokenBytes {
 		return nil, &AuthError{Reason: string(errTooLarge)}
 	}
@@ -607,7 +556,7 @@ type LookupEnv func(name string) (string, bool)
 // CheckMaterial reads what NewAuthenticator would read from files and, with
 // env, from the environment (key files, HMAC secrets, API keys), and
 // reports every problem at once. It fetches no JWKS.
-func (o *Options) CheckMaterial(env LookupEnv) error {
+func CheckMaterial(o *Options, env LookupEnv) error {
 	var errs []error
 	for i, opt := range o.Issuers {
 		if _, err := newIssuerVerifier(fmt.Sprintf("auth.issuers[%d]", i), opt, time.Now, env); err != nil {
@@ -641,7 +590,7 @@ func newIssuerVerifier(path string, o IssuerOptions, now func() time.Time, env L
 		scopeClaim:    cmp.Or(o.ScopeClaim, DefaultScopeClaim),
 	}
 	if v.maxTokenBytes == 0 {
-		v.maxTokenBytes = DefaultMaxTokenBytes
+		v.maxTokenBytes = config.DefaultMaxTokenBytes
 	}
 	var keys []*verifyKey
 	var errs []error

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 	"go.yaml.in/yaml/v3"
 )
@@ -167,18 +169,18 @@ func pkixPEM(t testing.TB, pub crypto.PublicKey) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
-func jwkJSON(t testing.TB, pub crypto.PublicKey, kid, alg string) jsonWebKey {
+func jwkJSON(t testing.TB, pub crypto.PublicKey, kid, alg string) jose.JWK {
 	t.Helper()
-	j, err := marshalJWK(pub, kid, alg)
+	j, err := jose.MarshalJWK(pub, kid, alg)
 	if err != nil {
 		t.Fatalf("marshal jwk: %v", err)
 	}
 	return j
 }
 
-func jwksDoc(t testing.TB, keys ...jsonWebKey) []byte {
+func jwksDoc(t testing.TB, keys ...jose.JWK) []byte {
 	t.Helper()
-	b, err := encodeJWKS(keys...)
+	b, err := jose.EncodeJWKS(keys...)
 	if err != nil {
 		t.Fatalf("encode jwks: %v", err)
 	}
@@ -302,26 +304,26 @@ func TestAuthenticateKeySources(t *testing.T) {
 	tests := []struct {
 		name string
 		req  *http.Request
-		want Principal
+		want request.Principal
 	}{
 		{"jwks url", bearer(sign(t, jwt.SigningMethodRS256, rsaKey, map[string]any{"kid": "rsa-1"}, claimsFor("https://jwks.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwks"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwks"}},
 		{"static pem, kid from file name", bearer(sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": "ec-static"}, claimsFor("https://pem.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
 		{"static pem, no kid", bearer(sign(t, jwt.SigningMethodES256, ecKey, nil, claimsFor("https://pem.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "pem"}},
 		{"static jwk", bearer(sign(t, jwt.SigningMethodEdDSA, edKey, map[string]any{"kid": "ed"}, claimsFor("https://jwk.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwk"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "jwk"}},
 		{"static certificate", bearer(sign(t, jwt.SigningMethodES384, certKey, nil, claimsFor("https://cert.example"))),
-			Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "cert"}},
+			request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"tasks:read", "tasks:write"}, Issuer: "cert"}},
 		{"hmac secret from env, custom claims", bearer(sign(t, jwt.SigningMethodHS256, []byte(testHMAC), nil, hmacClaims)),
-			Principal{Tenant: "initech", Subject: "alice", Scopes: []string{"push:write"}, Issuer: "hmac"}},
+			request.Principal{Tenant: "initech", Subject: "alice", Scopes: []string{"push:write"}, Issuer: "hmac"}},
 		{"api key header", apiKeyReq("X-API-Key", apiKey),
-			Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
 		{"api key authorization scheme", apiKeyReq("Authorization", "apikey "+apiKey),
-			Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "acme", Subject: "ci-bot", Scopes: []string{"tasks:read"}, Issuer: APIKeyIssuer}},
 		{"api key by digest", apiKeyReq("X-API-Key", digestOnly),
-			Principal{Tenant: "globex", Subject: "digest-bot", Issuer: APIKeyIssuer}},
+			request.Principal{Tenant: "globex", Subject: "digest-bot", Issuer: APIKeyIssuer}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -593,7 +595,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.opts.Validate()
+			err := Validate(&tc.opts)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
@@ -722,7 +724,7 @@ api_keys:
 		is.SubjectClaim != "uid" || is.ScopeClaim != "scp" || is.MaxTokenBytes != 4096 || o.APIKeys[0].KeyEnv != "BOT_KEY" {
 		t.Fatalf("decoded %+v", o)
 	}
-	if err := o.Validate(); err != nil {
+	if err := Validate(&o); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
@@ -37,7 +38,7 @@ func NewAuthorizer(owners store.Ownership, policies map[string]Policy, m *metric
 // events cost a store round trip only for ids not seen before.
 type Grant struct {
 	z          *Authorizer
-	principal  *Principal
+	principal  *request.Principal
 	agent      string
 	key        string
 	perSubject bool
@@ -48,7 +49,7 @@ type Grant struct {
 }
 
 // Principal is the caller the grant was issued to.
-func (g *Grant) Principal() *Principal { return g.principal }
+func (g *Grant) Principal() *request.Principal { return g.principal }
 
 // errUnavailable wraps a store failure so that callers fail closed with a clear
 // "temporarily unavailable".
@@ -59,7 +60,7 @@ var errUnavailable = a2a.ErrUnavailable.WithMessage("authorization is temporaril
 // upstream agent). The returned error is an *a2a.Error ready for the
 // caller: PermissionDenied for policy, TaskNotFound for ownership,
 // Unavailable when the store cannot answer.
-func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
+func (z *Authorizer) Authorize(ctx context.Context, p *request.Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
 	return z.authorize(ctx, p, agent, recordKey, op, false)
 }
 
@@ -71,14 +72,14 @@ func (z *Authorizer) Authorize(ctx context.Context, p *Principal, agent, recordK
 // caller's own. Lifecycle records are kept per mount: where recordKey is
 // not the mount's name, the record is in another slot and is left for the
 // caller to read.
-func (z *Authorizer) AuthorizeReading(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
+func (z *Authorizer) AuthorizeReading(ctx context.Context, p *request.Principal, agent, recordKey string, op *a2a.Operation) (*Grant, error) {
 	return z.authorize(ctx, p, agent, recordKey, op, op.TaskID != "" && recordKey == agent)
 }
 
-func (z *Authorizer) authorize(ctx context.Context, p *Principal, agent, recordKey string, op *a2a.Operation, read bool) (*Grant, error) {
+func (z *Authorizer) authorize(ctx context.Context, p *request.Principal, agent, recordKey string, op *a2a.Operation, read bool) (*Grant, error) {
 	pol := z.policy(agent)
-	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: pol.perSubject()}
-	if ok, reason := pol.permits(p, op.Method); !ok {
+	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: perSubject(pol)}
+	if ok, reason := permits(pol, p, op.Method); !ok {
 		z.deny(ctx, g, op, reason)
 		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
 	}
@@ -137,7 +138,7 @@ func refsOf(op *a2a.Operation, pol *Policy) (lookups, claims []store.Ref) {
 			lookups = append(lookups, store.Ref{Kind: store.RefTask, ID: id})
 		}
 		if op.ContextID != "" {
-			if pol.clientContextIDs() {
+			if clientContextIDs(pol) {
 				claims = append(claims, ctxRef)
 			} else {
 				lookups = append(lookups, ctxRef)

@@ -14,6 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
@@ -108,7 +110,7 @@ func (f *authzFixture) owner(t *testing.T, ref store.Ref) store.Owner {
 	return got[0]
 }
 
-func (f *authzFixture) claim(t *testing.T, p *Principal, refs ...store.Ref) {
+func (f *authzFixture) claim(t *testing.T, p *request.Principal, refs ...store.Ref) {
 	t.Helper()
 	if _, err := f.owners.Claim(context.Background(), testAgent, refs, store.Owner{Tenant: p.Tenant, Subject: p.Subject}); err != nil {
 		t.Fatal(err)
@@ -135,9 +137,9 @@ func wantA2AError(t *testing.T, err error, want *a2a.Error) {
 }
 
 var (
-	alice = &Principal{Tenant: "acme", Subject: "alice", Issuer: "test"}
-	carol = &Principal{Tenant: "acme", Subject: "carol", Issuer: "test"}
-	bob   = &Principal{Tenant: "globex", Subject: "bob", Issuer: "test"}
+	alice = &request.Principal{Tenant: "acme", Subject: "alice", Issuer: "test"}
+	carol = &request.Principal{Tenant: "acme", Subject: "carol", Issuer: "test"}
+	bob   = &request.Principal{Tenant: "globex", Subject: "bob", Issuer: "test"}
 )
 
 func TestAuthorizeOwnership(t *testing.T) {
@@ -148,14 +150,14 @@ func TestAuthorizeOwnership(t *testing.T) {
 	for _, perSubject := range []bool{false, true} {
 		pol := Policy{}
 		if perSubject {
-			pol.Ownership = OwnerSubject
+			pol.Ownership = config.OwnerSubject
 		}
 		t.Run("ownership="+pol.Ownership, func(t *testing.T) {
 			f := newAuthzFixture(t, pol)
 			f.claim(t, alice, taskRef("t-alice"))
 			cases := []struct {
 				name string
-				p    *Principal
+				p    *request.Principal
 				id   string
 				ok   bool
 			}{
@@ -270,7 +272,7 @@ func TestAuthorizePolicyComesFirst(t *testing.T) {
 	cancel := &a2a.Operation{Method: a2a.MethodCancelTask, Version: a2a.V10, TaskID: "t1"}
 	_, err = f.z.Authorize(ctx, alice, testAgent, testAgent, cancel)
 	wantA2AError(t, err, a2a.ErrPermissionDenied)
-	withScope := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.cancel"}}
+	withScope := &request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.cancel"}}
 	if _, err := f.z.Authorize(ctx, withScope, testAgent, testAgent, cancel); err != nil {
 		t.Fatalf("cancel with the scope: %v", err)
 	}
@@ -368,9 +370,9 @@ func TestGrantRecord(t *testing.T) {
 // alike, and neither is ever claimed.
 func TestGrantRecordReferences(t *testing.T) {
 	ctx := context.Background()
-	for _, pol := range []Policy{{Ownership: OwnerTenant}, {Ownership: OwnerSubject}} {
+	for _, pol := range []Policy{{Ownership: config.OwnerTenant}, {Ownership: config.OwnerSubject}} {
 		t.Run(string(pol.Ownership), func(t *testing.T) {
-			perSubject := pol.Ownership == OwnerSubject
+			perSubject := pol.Ownership == config.OwnerSubject
 			f := newAuthzFixture(t, pol)
 			f.claim(t, alice, taskRef("t-alice"))
 			f.claim(t, carol, taskRef("t-carol"))
@@ -423,7 +425,7 @@ func TestGrantRecordReferences(t *testing.T) {
 
 func TestGrantOwnedTasks(t *testing.T) {
 	ctx := context.Background()
-	f := newAuthzFixture(t, Policy{Ownership: OwnerSubject})
+	f := newAuthzFixture(t, Policy{Ownership: config.OwnerSubject})
 	f.claim(t, alice, taskRef("t-alice"))
 	f.claim(t, carol, taskRef("t-carol"))
 	f.claim(t, bob, taskRef("t-bob"))

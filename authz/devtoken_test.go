@@ -2,44 +2,39 @@ package authz
 
 import (
 	"crypto"
-	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 func TestMintTokenRoundTrip(t *testing.T) {
-	dev, err := GenerateDevKey()
+	dev, err := jose.GenerateKey()
 	if err != nil {
-		t.Fatalf("GenerateDevKey: %v", err)
+		t.Fatalf("GenerateKey: %v", err)
 	}
-	devAlg, err := SigningAlgorithm(dev)
+	devAlg, err := jose.SigningAlgorithm(dev)
 	if err != nil || devAlg != "EdDSA" {
 		t.Fatalf("SigningAlgorithm(dev) = %q, %v", devAlg, err)
 	}
 	es := mustECKey(t, elliptic.P256())
 
 	dir := t.TempDir()
-	devJWKS, err := PublicJWKS(dev, "dev-1")
+	devJWKS, err := jose.PublicJWKS(dev, "dev-1")
 	if err != nil {
 		t.Fatalf("PublicJWKS: %v", err)
 	}
 	jwksFile := writeFile(t, dir, "dev.jwks.json", devJWKS)
-	esPEM, err := PublicKeyPEM(es)
+	esPEM, err := jose.PublicKeyPEM(es)
 	if err != nil {
 		t.Fatalf("PublicKeyPEM: %v", err)
 	}
 	pemFile := writeFile(t, dir, "es-dev.pem", esPEM)
-	esJWKS, err := PublicJWKS(es, "es-1")
+	esJWKS, err := jose.PublicJWKS(es, "es-1")
 	if err != nil {
 		t.Fatalf("PublicJWKS(es): %v", err)
 	}
@@ -91,7 +86,7 @@ func TestMintTokenRoundTrip(t *testing.T) {
 }
 
 func TestMintTokenRejectsBadInput(t *testing.T) {
-	dev, err := GenerateDevKey()
+	dev, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,102 +120,9 @@ func TestMintTokenRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestPrivateKeyPEMFiles(t *testing.T) {
-	dir := t.TempDir()
-	ed, err := GenerateDevKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := mustECKey(t, elliptic.P256())
-	for _, tc := range []struct {
-		name string
-		key  crypto.Signer
-	}{{"ed25519", ed}, {"ecdsa", ec}} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(dir, tc.name+".key")
-			if err := WritePrivateKeyPEM(path, tc.key); err != nil {
-				t.Fatalf("WritePrivateKeyPEM: %v", err)
-			}
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if perm := fi.Mode().Perm(); perm != 0o600 {
-				t.Fatalf("key file mode = %v, want 0600", perm)
-			}
-			if err := WritePrivateKeyPEM(path, tc.key); !errors.Is(err, fs.ErrExist) {
-				t.Fatalf("overwrite: error = %v, want fs.ErrExist", err)
-			}
-			loaded, err := LoadPrivateKeyPEM(path)
-			if err != nil {
-				t.Fatalf("LoadPrivateKeyPEM: %v", err)
-			}
-			type equaler interface{ Equal(crypto.PublicKey) bool }
-			if !loaded.Public().(equaler).Equal(tc.key.Public()) {
-				t.Fatal("loaded key differs from the written one")
-			}
-		})
-	}
-
-	sec1, err := x509.MarshalECPrivateKey(ec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsaDER, err := x509.MarshalPKCS8PrivateKey(mustRSAKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p384DER, err := x509.MarshalPKCS8PrivateKey(mustECKey(t, elliptic.P384()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		data    []byte
-		wantAlg string
-		wantErr string
-	}{
-		{"sec1 after parameters", append(pem.EncodeToMemory(&pem.Block{Type: "EC PARAMETERS", Bytes: []byte{6, 8}}),
-			pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1})...), "ES256", ""},
-		{"p-384 pkcs8", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p384DER}), "ES384", ""},
-		{"rsa pkcs8", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: rsaDER}), "", "unsupported signing key type"},
-		{"corrupt pkcs8", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2, 3}}), "", "parse private key"},
-		{"public key only", pkixPEM(t, &ec.PublicKey), "", "no PEM private key"},
-		{"garbage", []byte("garbage"), "", "no PEM private key"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			key, err := ParsePrivateKeyPEM(tc.data)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ParsePrivateKeyPEM: %v", err)
-			}
-			if alg, err := SigningAlgorithm(key); err != nil || alg != tc.wantAlg {
-				t.Fatalf("SigningAlgorithm = %q, %v; want %q", alg, err, tc.wantAlg)
-			}
-		})
-	}
-
-	if _, err := LoadPrivateKeyPEM(filepath.Join(dir, "absent.key")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("missing file: error = %v, want fs.ErrNotExist", err)
-	}
-	var nilEC *ecdsa.PrivateKey
-	if _, err := PublicJWKS(nilEC, "x"); err == nil {
-		t.Fatal("PublicJWKS accepted a nil key")
-	}
-	if _, err := EncodePrivateKeyPEM(nilEC); err == nil {
-		t.Fatal("EncodePrivateKeyPEM accepted a nil key")
-	}
-}
-
 func TestPublicJWKSParsesBack(t *testing.T) {
 	for _, key := range []crypto.Signer{mustEdKey(t), mustECKey(t, elliptic.P256()), mustECKey(t, elliptic.P521())} {
-		doc, err := PublicJWKS(key, "kid-1")
+		doc, err := jose.PublicJWKS(key, "kid-1")
 		if err != nil {
 			t.Fatalf("PublicJWKS: %v", err)
 		}
@@ -228,7 +130,7 @@ func TestPublicJWKSParsesBack(t *testing.T) {
 		if err != nil || len(skipped) != 0 || len(keys) != 1 {
 			t.Fatalf("parse back: keys %d, skipped %v, err %v", len(keys), skipped, err)
 		}
-		alg, _ := SigningAlgorithm(key)
+		alg, _ := jose.SigningAlgorithm(key)
 		if keys[0].kid != "kid-1" || keys[0].alg != alg || !keys[0].usableFor(alg) {
 			t.Fatalf("parsed key = %+v, want kid-1/%s", keys[0], alg)
 		}

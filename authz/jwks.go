@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -22,22 +21,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// jsonWebKey is the subset of RFC 7517/7518/8037 public key members the
-// gateway reads and writes. Private members ("d", "p", ...) are never read.
-type jsonWebKey struct {
-	Kty    string   `json:"kty"`
-	Use    string   `json:"use,omitempty"`
-	KeyOps []string `json:"key_ops,omitempty"`
-	Alg    string   `json:"alg,omitempty"`
-	Kid    string   `json:"kid,omitempty"`
-	Crv    string   `json:"crv,omitempty"`
-	N      string   `json:"n,omitempty"`
-	E      string   `json:"e,omitempty"`
-	X      string   `json:"x,omitempty"`
-	Y      string   `json:"y,omitempty"`
-}
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
+)
 
 // jsonWebKeySet keeps its members raw so one odd key does not discard the
 // rest of an identity provider's set.
@@ -99,7 +85,7 @@ func parseJWKFile(data []byte, defaultKid string) ([]*verifyKey, []error, error)
 }
 
 func parseJWK(raw []byte) (*verifyKey, error) {
-	var j jsonWebKey
+	var j jose.JWK
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return nil, fmt.Errorf("malformed JWK: %w", err)
 	}
@@ -148,7 +134,7 @@ func decodeB64URL(member, s string) ([]byte, error) {
 	return b, nil
 }
 
-func rsaFromJWK(j *jsonWebKey) (*rsa.PublicKey, error) {
+func rsaFromJWK(j *jose.JWK) (*rsa.PublicKey, error) {
 	n, err := decodeB64URL("n", j.N)
 	if err != nil {
 		return nil, err
@@ -183,7 +169,7 @@ func curveByName(crv string) (elliptic.Curve, bool) {
 	}
 }
 
-func ecFromJWK(j *jsonWebKey) (*ecdsa.PublicKey, error) {
+func ecFromJWK(j *jose.JWK) (*ecdsa.PublicKey, error) {
 	curve, ok := curveByName(j.Crv)
 	if !ok {
 		return nil, fmt.Errorf("unsupported EC curve %q", j.Crv)
@@ -211,7 +197,7 @@ func ecFromJWK(j *jsonWebKey) (*ecdsa.PublicKey, error) {
 	return pub, nil
 }
 
-func okpFromJWK(j *jsonWebKey) (ed25519.PublicKey, error) {
+func okpFromJWK(j *jose.JWK) (ed25519.PublicKey, error) {
 	if j.Crv != "Ed25519" {
 		return nil, fmt.Errorf("unsupported OKP curve %q", j.Crv)
 	}
@@ -223,44 +209,6 @@ func okpFromJWK(j *jsonWebKey) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("Ed25519 key must be %d bytes", ed25519.PublicKeySize)
 	}
 	return ed25519.PublicKey(x), nil
-}
-
-// marshalJWK renders a public key as a signing JWK.
-func marshalJWK(pub crypto.PublicKey, kid, alg string) (jsonWebKey, error) {
-	j := jsonWebKey{Use: "sig", Kid: kid, Alg: alg}
-	b64 := base64.RawURLEncoding.EncodeToString
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		j.Kty = "RSA"
-		j.N = b64(k.N.Bytes())
-		j.E = b64(big.NewInt(int64(k.E)).Bytes())
-	case *ecdsa.PublicKey:
-		point, err := k.Bytes()
-		if err != nil {
-			return jsonWebKey{}, fmt.Errorf("encode EC key: %w", err)
-		}
-		size := (len(point) - 1) / 2
-		j.Kty, j.Crv = "EC", k.Curve.Params().Name
-		j.X, j.Y = b64(point[1:1+size]), b64(point[1+size:])
-	case ed25519.PublicKey:
-		j.Kty, j.Crv, j.X = "OKP", "Ed25519", b64(k)
-	default:
-		return jsonWebKey{}, fmt.Errorf("unsupported key type %T", pub)
-	}
-	return j, nil
-}
-
-// encodeJWKS renders keys as an indented JWKS document.
-func encodeJWKS(keys ...jsonWebKey) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(struct {
-		Keys []jsonWebKey `json:"keys"`
-	}{keys}); err != nil {
-		return nil, fmt.Errorf("encode JWKS: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // maxJWKSBytes bounds a fetched key set; real ones are a few kilobytes.

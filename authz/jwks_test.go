@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -295,21 +296,21 @@ func TestParseJWKS(t *testing.T) {
 		{"rsa", rsaJWK, "RSA", ""},
 		{"ec p-384", ecJWK, "EC", ""},
 		{"ed25519", edJWK, "Ed25519", ""},
-		{"padded base64", edit(edJWK, func(j *jsonWebKey) { j.X += "=" }), "Ed25519", ""},
-		{"encryption key", edit(rsaJWK, func(j *jsonWebKey) { j.Use = "enc" }), "", `use "enc"`},
-		{"key_ops without verify", edit(rsaJWK, func(j *jsonWebKey) { j.KeyOps = []string{"encrypt"} }), "", "key_ops"},
+		{"padded base64", edit(edJWK, func(j *jose.JWK) { j.X += "=" }), "Ed25519", ""},
+		{"encryption key", edit(rsaJWK, func(j *jose.JWK) { j.Use = "enc" }), "", `use "enc"`},
+		{"key_ops without verify", edit(rsaJWK, func(j *jose.JWK) { j.KeyOps = []string{"encrypt"} }), "", "key_ops"},
 		{"symmetric key", map[string]string{"kty": "oct", "k": b64([]byte("secret")), "kid": "s"}, "", `unsupported kty "oct"`},
-		{"alg conflicts with kty", edit(rsaJWK, func(j *jsonWebKey) { j.Alg = "ES256" }), "", "conflicts"},
-		{"alg conflicts with curve", edit(ecJWK, func(j *jsonWebKey) { j.Alg = "ES256" }), "", "conflicts"},
-		{"alg none", edit(rsaJWK, func(j *jsonWebKey) { j.Alg = "none" }), "", "conflicts"},
-		{"short rsa modulus", edit(rsaJWK, func(j *jsonWebKey) { j.N = b64(rsaKey.N.Bytes()[:128]) }), "", "too short"},
-		{"even rsa exponent", edit(rsaJWK, func(j *jsonWebKey) { j.E = b64([]byte{2}) }), "", "exponent"},
-		{"huge rsa exponent", edit(rsaJWK, func(j *jsonWebKey) { j.E = b64([]byte{1, 0, 0, 0, 1}) }), "", "exponent"},
-		{"ec point off the curve", edit(ecJWK, func(j *jsonWebKey) { j.Y = j.X }), "", "invalid EC point"},
-		{"ec short coordinate", edit(ecJWK, func(j *jsonWebKey) { j.X = b64([]byte{1, 2, 3}) }), "", "coordinates"},
-		{"unknown curve", edit(ecJWK, func(j *jsonWebKey) { j.Crv = "P-192" }), "", "unsupported EC curve"},
-		{"x25519", edit(edJWK, func(j *jsonWebKey) { j.Crv = "X25519"; j.Alg = "" }), "", "unsupported OKP curve"},
-		{"bad base64", edit(edJWK, func(j *jsonWebKey) { j.X = "***" }), "", "base64url"},
+		{"alg conflicts with kty", edit(rsaJWK, func(j *jose.JWK) { j.Alg = "ES256" }), "", "conflicts"},
+		{"alg conflicts with curve", edit(ecJWK, func(j *jose.JWK) { j.Alg = "ES256" }), "", "conflicts"},
+		{"alg none", edit(rsaJWK, func(j *jose.JWK) { j.Alg = "none" }), "", "conflicts"},
+		{"short rsa modulus", edit(rsaJWK, func(j *jose.JWK) { j.N = b64(rsaKey.N.Bytes()[:128]) }), "", "too short"},
+		{"even rsa exponent", edit(rsaJWK, func(j *jose.JWK) { j.E = b64([]byte{2}) }), "", "exponent"},
+		{"huge rsa exponent", edit(rsaJWK, func(j *jose.JWK) { j.E = b64([]byte{1, 0, 0, 0, 1}) }), "", "exponent"},
+		{"ec point off the curve", edit(ecJWK, func(j *jose.JWK) { j.Y = j.X }), "", "invalid EC point"},
+		{"ec short coordinate", edit(ecJWK, func(j *jose.JWK) { j.X = b64([]byte{1, 2, 3}) }), "", "coordinates"},
+		{"unknown curve", edit(ecJWK, func(j *jose.JWK) { j.Crv = "P-192" }), "", "unsupported EC curve"},
+		{"x25519", edit(edJWK, func(j *jose.JWK) { j.Crv = "X25519"; j.Alg = "" }), "", "unsupported OKP curve"},
+		{"bad base64", edit(edJWK, func(j *jose.JWK) { j.X = "***" }), "", "base64url"},
 		{"not an object", []int{1}, "", "malformed JWK"},
 	}
 	for _, tc := range tests {
@@ -416,7 +417,7 @@ func TestStaticJWKFileWithSet(t *testing.T) {
 	rsaKey := mustRSAKey(t)
 	doc := jwksDoc(t,
 		jwkJSON(t, &ecKey.PublicKey, "", "ES256"),
-		edit(jwkJSON(t, &rsaKey.PublicKey, "enc-1", ""), func(j *jsonWebKey) { j.Use = "enc" }),
+		edit(jwkJSON(t, &rsaKey.PublicKey, "enc-1", ""), func(j *jose.JWK) { j.Use = "enc" }),
 	)
 	keys, skipped, err := parseJWKFile(doc, "idp-keys")
 	if err != nil {
@@ -430,7 +431,7 @@ func TestStaticJWKFileWithSet(t *testing.T) {
 	}
 }
 
-func edit(j jsonWebKey, f func(j *jsonWebKey)) jsonWebKey {
+func edit(j jose.JWK, f func(j *jose.JWK)) jose.JWK {
 	f(&j)
 	return j
 }

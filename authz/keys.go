@@ -11,21 +11,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/golang-jwt/jwt/v5"
 )
-
-// minRSABits rejects RSA keys that no longer resist factoring; NIST SP
-// 800-131A disallows anything shorter for signatures.
-const minRSABits = 2048
-
-// maxKeyFileBytes bounds a static key file so a wrong path (a log file, a
-// device) fails clearly instead of being read whole.
-const maxKeyFileBytes = 1 << 20
 
 type keyFamily uint8
 
@@ -123,8 +114,8 @@ func describeKey(pub crypto.PublicKey) string {
 func checkPublicKey(pub any) (crypto.PublicKey, error) {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
-		if k.N.BitLen() < minRSABits {
-			return nil, fmt.Errorf("RSA key of %d bits is too short (minimum %d)", k.N.BitLen(), minRSABits)
+		if k.N.BitLen() < jose.MinRSABits {
+			return nil, fmt.Errorf("RSA key of %d bits is too short (minimum %d)", k.N.BitLen(), jose.MinRSABits)
 		}
 		return k, nil
 	case *ecdsa.PublicKey:
@@ -192,7 +183,7 @@ func (s *keySet) len() int {
 // id, so such keys, and JWKs without a "kid", take the file's base name
 // without extension (keys/idp-2025.pem has kid "idp-2025").
 func loadKeyFile(path string) ([]*verifyKey, error) {
-	data, err := readBounded(path)
+	data, err := jose.ReadKeyFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -209,32 +200,6 @@ func loadKeyFile(path string) ([]*verifyKey, error) {
 		return keys, nil
 	}
 	return parsePEMKeys(data, kid)
-}
-
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open key file: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat key file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("key file is not a regular file")
-	}
-	if fi.Size() > maxKeyFileBytes {
-		return nil, fmt.Errorf("key file is larger than %d bytes", maxKeyFileBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read key file: %w", err)
-	}
-	if len(data) > maxKeyFileBytes {
-		return nil, fmt.Errorf("key file is larger than %d bytes", maxKeyFileBytes)
-	}
-	return data, nil
 }
 
 // parsePEMKeys refuses private keys outright: a verifier has no business

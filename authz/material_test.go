@@ -27,7 +27,7 @@ func TestCheckMaterialReportsEverything(t *testing.T) {
 			{Name: "k2", Tenant: "t", KeyEnv: "AUTHZ_TEST_SHORT_KEY"},
 		},
 	}
-	if err := o.Validate(); err != nil {
+	if err := Validate(&o); err != nil {
 		t.Fatalf("options: %v", err)
 	}
 	env := func(name string) (string, bool) {
@@ -36,7 +36,7 @@ func TestCheckMaterialReportsEverything(t *testing.T) {
 		}
 		return "", false
 	}
-	err := o.CheckMaterial(env)
+	err := CheckMaterial(&o, env)
 	if err == nil {
 		t.Fatal("bad material accepted")
 	}
@@ -51,7 +51,7 @@ func TestCheckMaterialReportsEverything(t *testing.T) {
 	if strings.Contains(err.Error(), "short,") || strings.Contains(err.Error(), `"short"`) {
 		t.Errorf("a secret's value is in the message: %v", err)
 	}
-	err = o.CheckMaterial(nil)
+	err = CheckMaterial(&o, nil)
 	if err == nil || strings.Contains(err.Error(), "hmac_secret_env") || strings.Contains(err.Error(), "api_keys") ||
 		!strings.Contains(err.Error(), "key_files[1]") {
 		t.Fatalf("with the environment skipped, want only the key files: %v", err)

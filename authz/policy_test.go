@@ -1,10 +1,13 @@
 package authz
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 func TestPolicyValidate(t *testing.T) {
@@ -18,8 +21,8 @@ func TestPolicyValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"zero", Policy{}, ""},
-		{"tenant ownership", Policy{Ownership: OwnerTenant}, ""},
-		{"subject ownership", Policy{Ownership: OwnerSubject, Tenants: []string{"acme"}}, ""},
+		{"tenant ownership", Policy{Ownership: config.OwnerTenant}, ""},
+		{"subject ownership", Policy{Ownership: config.OwnerSubject, Tenants: []string{"acme"}}, ""},
 		{"every operation and the default", Policy{Scopes: every}, ""},
 		{"empty scope list", Policy{Scopes: map[string][]string{"cancel": nil}}, ""},
 		{"ownership in another case", Policy{Ownership: "Subject"}, `agents[0].policy.ownership: want "tenant" or "subject", got "Subject"`},
@@ -31,7 +34,8 @@ func TestPolicyValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.policy.Validate("agents[0].policy")
+			// Ownership is the configuration's to check, scopes this package's.
+			err := errors.Join(tc.policy.Validate("agents[0].policy"), ValidatePolicy(&tc.policy, "agents[0].policy"))
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("unexpected error: %v", err)
@@ -43,13 +47,13 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestPolicyPermits(t *testing.T) {
-	alice := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write"}}
-	bare := &Principal{Tenant: "acme", Subject: "bot"}
-	stranger := &Principal{Tenant: "other", Subject: "eve", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write", "a2a:tasks.cancel"}}
+	alice := &request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write"}}
+	bare := &request.Principal{Tenant: "acme", Subject: "bot"}
+	stranger := &request.Principal{Tenant: "other", Subject: "eve", Scopes: []string{"a2a:tasks.read", "a2a:tasks.write", "a2a:tasks.cancel"}}
 	cases := []struct {
 		name   string
 		policy Policy
-		p      *Principal
+		p      *request.Principal
 		op     a2a.Method
 		ok     bool
 		reason string
@@ -70,7 +74,7 @@ func TestPolicyPermits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, reason := tc.policy.permits(tc.p, tc.op)
+			ok, reason := permits(&tc.policy, tc.p, tc.op)
 			if ok != tc.ok || reason != tc.reason {
 				t.Fatalf("permits = %v, %q; want %v, %q", ok, reason, tc.ok, tc.reason)
 			}
@@ -86,16 +90,16 @@ func TestPolicyDefaults(t *testing.T) {
 		clientContexts bool
 	}{
 		{Policy{}, false, true},
-		{Policy{Ownership: OwnerTenant, ClientContextIDs: &yes}, false, true},
-		{Policy{Ownership: OwnerSubject, ClientContextIDs: &no}, true, false},
+		{Policy{Ownership: config.OwnerTenant, ClientContextIDs: &yes}, false, true},
+		{Policy{Ownership: config.OwnerSubject, ClientContextIDs: &no}, true, false},
 	}
 	for _, tc := range cases {
 		name := strings.TrimSpace(tc.policy.Ownership + " contexts")
 		t.Run(name, func(t *testing.T) {
-			if got := tc.policy.perSubject(); got != tc.perSubject {
+			if got := perSubject(&tc.policy); got != tc.perSubject {
 				t.Errorf("perSubject = %v, want %v", got, tc.perSubject)
 			}
-			if got := tc.policy.clientContextIDs(); got != tc.clientContexts {
+			if got := clientContextIDs(&tc.policy); got != tc.clientContexts {
 				t.Errorf("clientContextIDs = %v, want %v", got, tc.clientContexts)
 			}
 		})

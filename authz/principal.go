@@ -5,15 +5,15 @@
 package authz
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// APIKeyIssuer is the Principal.Issuer of callers authenticated by API key.
+// APIKeyIssuer is the request.Principal.Issuer of callers authenticated by API key.
 // Issuer names in the configuration may not take it, so a principal's origin
 // is never ambiguous.
 const APIKeyIssuer = "apikey"
@@ -21,27 +21,6 @@ const APIKeyIssuer = "apikey"
 // maxIdentityBytes bounds tenant and subject values. They end up in storage
 // keys and metric labels, where an unbounded caller-chosen string does harm.
 const maxIdentityBytes = 256
-
-// Principal is the authenticated caller.
-type Principal struct {
-	// Tenant scopes every task, context and push config the caller creates
-	// or reads. Never empty.
-	Tenant string
-	// Subject is the token's subject claim or the API key's name. Never empty.
-	Subject string
-	// Scopes are the granted scopes, in the order the credential lists them.
-	Scopes []string
-	// Issuer is the configured issuer name, or APIKeyIssuer.
-	Issuer string
-}
-
-// HasScope reports whether the principal was granted scope s exactly.
-func (p *Principal) HasScope(s string) bool {
-	if p == nil {
-		return false
-	}
-	return slices.Contains(p.Scopes, s)
-}
 
 // validIdentity reports whether s may serve as a tenant or subject: present,
 // bounded, valid UTF-8 and free of control characters, so it can be logged
@@ -88,7 +67,7 @@ func scopesClaim(v any) ([]string, bool) {
 
 // principal maps verified claims to the caller; a token lacking a tenant or
 // subject never yields one.
-func (v *issuerVerifier) principal(claims jwt.MapClaims) (*Principal, failure) {
+func (v *issuerVerifier) principal(claims jwt.MapClaims) (*request.Principal, failure) {
 	tenant, ok := identityClaim(claims, v.tenantClaim)
 	if !ok {
 		return nil, errTenant
@@ -101,5 +80,5 @@ func (v *issuerVerifier) principal(claims jwt.MapClaims) (*Principal, failure) {
 	if !ok {
 		return nil, errScopes
 	}
-	return &Principal{Tenant: tenant, Subject: subject, Scopes: scopes, Issuer: v.name}, ""
+	return &request.Principal{Tenant: tenant, Subject: subject, Scopes: scopes, Issuer: v.name}, ""
 }

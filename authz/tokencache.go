@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"sync"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 // Verifying a signature is the costliest step of a request (an Ed25519 or
@@ -23,7 +25,7 @@ type verifiedTokens struct {
 }
 
 type verified struct {
-	p     Principal
+	p     request.Principal
 	until time.Time
 }
 
@@ -33,7 +35,7 @@ func newVerifiedTokens() *verifiedTokens {
 
 // get returns a copy of the principal of a token verified before, if its
 // entry is still good at now.
-func (c *verifiedTokens) get(key [sha256.Size]byte, now time.Time) (*Principal, bool) {
+func (c *verifiedTokens) get(key [sha256.Size]byte, now time.Time) (*request.Principal, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[key]
@@ -50,7 +52,7 @@ func (c *verifiedTokens) get(key [sha256.Size]byte, now time.Time) (*Principal, 
 }
 
 // put remembers a verified token until exp, at most verifiedMaxAge.
-func (c *verifiedTokens) put(key [sha256.Size]byte, p *Principal, exp, now time.Time) {
+func (c *verifiedTokens) put(key [sha256.Size]byte, p *request.Principal, exp, now time.Time) {
 	until := now.Add(verifiedMaxAge)
 	if exp.Before(until) {
 		until = exp

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 func TestVerifiedTokens(t *testing.T) {
 	c := newVerifiedTokens()
 	now := time.Unix(1_800_000_000, 0)
 	key := sha256.Sum256([]byte("token"))
-	p := &Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a"}}
+	p := &request.Principal{Tenant: "acme", Subject: "alice", Scopes: []string{"a"}}
 
 	c.put(key, p, now.Add(time.Hour), now)
 	got, ok := c.get(key, now.Add(time.Second))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // Key id and lifetime of the benchmark's tokens. The lifetime only has to
@@ -41,15 +42,15 @@ type issuer struct {
 
 // startIssuer makes a key and serves its public half until close.
 func startIssuer() (*issuer, error) {
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}
-	alg, err := authz.SigningAlgorithm(key)
+	alg, err := jose.SigningAlgorithm(key)
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}
-	jwks, err := authz.PublicJWKS(key, issuerKeyID)
+	jwks, err := jose.PublicJWKS(key, issuerKeyID)
 	if err != nil {
 		return nil, fmt.Errorf("issuer: %w", err)
 	}

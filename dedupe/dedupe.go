@@ -24,6 +24,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	requestctx "github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -262,7 +263,7 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 	go func() {
 		defer stopRenew()
 		if settle != nil {
-			ctx, cancel := context.WithTimeout(store.OffRequestPath(context.WithoutCancel(r.Context())), cleanupTimeout)
+			ctx, cancel := context.WithTimeout(requestctx.OffPath(context.WithoutCancel(r.Context())), cleanupTimeout)
 			defer cancel()
 			settle(ctx)
 		}

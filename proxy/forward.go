@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
-	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).
@@ -205,13 +205,13 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 
 // observeParsed hands one parsed event to every observer, then to the
 // rewriters. Each answer and each stream event is observed within a store
-// budget of its own (store.RenewBudget): a long stream's many small waits
+// budget of its own (request.RenewBudget): a long stream's many small waits
 // add up to no limit.
 //
 // result is the payload without its JSON-RPC envelope, which observers read
 // with Scope.Result instead of unwrapping the payload again.
 func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, payload, result []byte) ([]byte, error) {
-	ctx = store.RenewBudget(ctx)
+	ctx = request.RenewBudget(ctx)
 	s.result = result
 	defer func() { s.result = nil }()
 	for _, list := range [][]Observer{g.observers, s.observers} {

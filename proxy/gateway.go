@@ -17,7 +17,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
-	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
 
@@ -172,7 +172,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		g.cards.ServeCard(w, r, a)
 		return
 	}
-	r = r.WithContext(store.OnRequestPath(r.Context()))
+	r = r.WithContext(request.OnPath(r.Context()))
 	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{}}
 	rec := &statusRecorder{ResponseWriter: w}
 	err := g.classify(rec, r, s)
@@ -184,7 +184,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	if s.base == nil {
 		s.base, s.logAttrs = g.log, []any{"agent", a.Name}
 	}
-	if waited, spent := store.RequestWait(r.Context()); spent {
+	if waited, spent := request.StoreWait(r.Context()); spent {
 		s.Log().Warn("the request's store wait budget ran out", "waited", waited.String())
 	}
 	result := "ok"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 // Scope is everything the gateway knows about one request, built once and
@@ -21,10 +21,10 @@ type Scope struct {
 	Agent     *Agent
 	Op        *a2a.Operation
 	Body      []byte
-	Principal *authz.Principal
+	Principal *request.Principal
 	// Grant is the authorization decision for this request; it records
 	// the ids the answer reveals.
-	Grant *authz.Grant
+	Grant request.Recorder
 	Start time.Time
 	// base, logAttrs and logger make Log: the logger is built only when a
 	// request logs, which most never do.

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
@@ -1124,11 +1124,11 @@ func BenchmarkDeliverRedis(b *testing.B) {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), "push.pem")
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := authz.WritePrivateKeyPEM(path, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(path, key); err != nil {
 		b.Fatal(err)
 	}
 	signer, err := NewSigner(SignerOptions{Issuer: testIssuer, KeyFiles: []string{path}})

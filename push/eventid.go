@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/a2a-gateway/a2a-gateway/proxy/card"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // EventID is the stable id of one task event: the same event from any
@@ -16,7 +16,7 @@ import (
 // canonical form (duplicate members, say) is hashed as it is. The id is 32
 // lower-case hex digits: safe in headers, SSE fields and delivery ids.
 func EventID(payload []byte) string {
-	b, err := card.Canonicalize(payload)
+	b, err := jose.Canonicalize(payload)
 	if err != nil {
 		b = payload
 	}

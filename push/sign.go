@@ -21,8 +21,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // Header names a notification carries. HeaderNotificationToken is the one A2A
@@ -151,7 +151,7 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 	keys := make([]crypto.Signer, len(o.KeyFiles))
 	published := make([]json.RawMessage, len(o.KeyFiles))
 	for i, path := range o.KeyFiles {
-		key, err := authz.LoadPrivateKeyPEM(path)
+		key, err := jose.LoadPrivateKeyPEM(path)
 		if err != nil {
 			return nil, fmt.Errorf("signing.key_files[%d]: %w", i, err)
 		}
@@ -161,11 +161,11 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 			}
 		}
 		keys[i] = key
-		if published[i], err = publicJWK(key, kids[i]); err != nil {
+		if published[i], err = jose.PublicJWK(key, kids[i]); err != nil {
 			return nil, fmt.Errorf("signing.key_files[%d]: %w", i, err)
 		}
 	}
-	alg, err := authz.SigningAlgorithm(keys[0])
+	alg, err := jose.SigningAlgorithm(keys[0])
 	if err != nil {
 		return nil, fmt.Errorf("signing.key_files[0]: %w", err)
 	}
@@ -204,28 +204,6 @@ type notificationClaims struct {
 	Jti        string `json:"jti"`
 	TaskID     string `json:"taskId"`
 	BodySHA256 string `json:"request_body_sha256"`
-}
-
-// publicJWK takes the single key out of authz's one-key JWKS rendering.
-func publicJWK(key crypto.Signer, kid string) (json.RawMessage, error) {
-	doc, err := authz.PublicJWKS(key, kid)
-	if err != nil {
-		return nil, err
-	}
-	var set struct {
-		Keys []json.RawMessage `json:"keys"`
-	}
-	if err := json.Unmarshal(doc, &set); err != nil {
-		return nil, fmt.Errorf("decode JWKS: %w", err)
-	}
-	if len(set.Keys) != 1 {
-		return nil, fmt.Errorf("expected one JWK, got %d", len(set.Keys))
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, set.Keys[0]); err != nil {
-		return nil, fmt.Errorf("compact JWK: %w", err)
-	}
-	return compact.Bytes(), nil
 }
 
 func samePublicKey(a, b crypto.Signer) bool {

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -33,7 +33,7 @@ const testIssuer = "https://gateway.example.com"
 func writeKey(t *testing.T, dir, name string, key crypto.Signer) string {
 	t.Helper()
 	path := filepath.Join(dir, name+".pem")
-	if err := authz.WritePrivateKeyPEM(path, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(path, key); err != nil {
 		t.Fatalf("write key: %v", err)
 	}
 	return path
@@ -41,7 +41,7 @@ func writeKey(t *testing.T, dir, name string, key crypto.Signer) string {
 
 func ed25519Key(t *testing.T) crypto.Signer {
 	t.Helper()
-	k, err := authz.GenerateDevKey()
+	k, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestNewSignerOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	pubOnly := filepath.Join(dir, "pub.pem")
-	pubPEM, err := authz.PublicKeyPEM(ed25519Key(t))
+	pubPEM, err := jose.PublicKeyPEM(ed25519Key(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
@@ -33,12 +33,12 @@ const webhookSecretEnv = "SCALETEST_WEBHOOK_SECRET"
 // leases so that what a killed replica held is taken over in time.
 func withPushRelay(t *testing.T) func(*config.Config) {
 	t.Helper()
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(t.TempDir(), "push.pem")
-	if err := authz.WritePrivateKeyPEM(keyPath, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(keyPath, key); err != nil {
 		t.Fatal(err)
 	}
 	secret := make([]byte, 32)

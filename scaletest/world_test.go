@@ -17,6 +17,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
@@ -53,11 +54,11 @@ func newWorld(t *testing.T, n int, redis store.RedisOptions, adjust func(*config
 	agent.SetBaseURL(srv.URL)
 	t.Cleanup(func() { agent.Close(); srv.Close() })
 
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, err := authz.PublicJWKS(key, kid)
+	jwks, err := jose.PublicJWKS(key, kid)
 	if err != nil {
 		t.Fatal(err)
 	}

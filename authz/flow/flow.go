@@ -30,8 +30,8 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/push"
@@ -40,7 +40,7 @@ import (
 // Authenticator authenticates callers of the challenge endpoints exactly
 // as the proxy does; *authz.Authenticator is one.
 type Authenticator interface {
-	Authenticate(r *http.Request) (*authz.Principal, error)
+	Authenticate(r *http.Request) (*request.Principal, error)
 	// Challenge is the WWW-Authenticate value for a failed authentication.
 	Challenge(err error) string
 }

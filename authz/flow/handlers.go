@@ -12,6 +12,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
@@ -60,7 +61,7 @@ func (f *Flow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate is the proxy's authentication, with its 401.
-func (f *Flow) authenticate(w http.ResponseWriter, r *http.Request) (*authz.Principal, bool) {
+func (f *Flow) authenticate(w http.ResponseWriter, r *http.Request) (*request.Principal, bool) {
 	p, err := f.authn.Authenticate(r)
 	if err != nil {
 		var ae *authz.AuthError
@@ -76,7 +77,7 @@ func (f *Flow) authenticate(w http.ResponseWriter, r *http.Request) (*authz.Prin
 // owned finds the challenge named in the path if it belongs to p, and
 // answers 404 otherwise, for an unknown challenge and another caller's
 // alike, after the same work.
-func (f *Flow) owned(w http.ResponseWriter, r *http.Request, p *authz.Principal) (store.Challenge, bool) {
+func (f *Flow) owned(w http.ResponseWriter, r *http.Request, p *request.Principal) (store.Challenge, bool) {
 	id := r.PathValue("id")
 	var c store.Challenge
 	found := false

@@ -12,11 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/push"
@@ -75,8 +75,8 @@ func (n *notices) all() []push.Event {
 // noAuthn refuses everyone: these tests do not call the endpoints.
 type noAuthn struct{}
 
-func (noAuthn) Authenticate(*http.Request) (*authz.Principal, error) { return nil, errors.New("no") }
-func (noAuthn) Challenge(error) string                               { return "Bearer" }
+func (noAuthn) Authenticate(*http.Request) (*request.Principal, error) { return nil, errors.New("no") }
+func (noAuthn) Challenge(error) string                                 { return "Bearer" }
 
 func newTestFlow(t *testing.T, st store.Store, c *clock, n Notifier) (*Flow, *metrics.AuthFlow) {
 	t.Helper()

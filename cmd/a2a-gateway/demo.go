@@ -19,6 +19,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // runDemo starts the demo agent, a webhook receiver and the gateway in one
@@ -131,11 +132,11 @@ func newDemoKey() string {
 // writeDemoPushKey creates the key that signs the demo's push
 // notifications; its kid is the file's base name.
 func writeDemoPushKey(path string) error {
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		return err
 	}
-	return authz.WritePrivateKeyPEM(path, key)
+	return jose.WritePrivateKeyPEM(path, key)
 }
 
 // demoConfig is the configuration the demo runs with: the demo agent (also

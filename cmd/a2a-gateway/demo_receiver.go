@@ -140,7 +140,7 @@ func (rc *demoReceiver) key(ctx context.Context, kid string) (ed25519.PublicKey,
 }
 
 // fetchKeys reads the Ed25519 keys of the push JWKS: the demo signs with
-// one (authz.GenerateDevKey).
+// one (jose.GenerateKey).
 func (rc *demoReceiver) fetchKeys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rc.jwksURL, nil)
 	if err != nil {

@@ -296,6 +296,30 @@ func TestCheckWarnsOfSplitNamespaces(t *testing.T) {
 	}
 }
 
+// A problem found both by validation and by reading the keys, and one only
+// the packages using the configuration find, are each reported once, at
+// their lines.
+func TestCheckReportsEachProblemOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "auth:\n  api_keys: [{name: ci, tenant: t, key_sha256: \"00\"}]\n" +
+		"agents: [{name: demo, url: \"http://agent:9001\", policy: {scopes: {teleport: [x]}}}]\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := runCheck([]string{"-config", path}, io.Discard)
+	if err == nil {
+		t.Fatal("check accepted a malformed key digest and an unknown operation")
+	}
+	for _, want := range []string{
+		"line 2: auth.api_keys[0].key_sha256: must be 64 hex digits",
+		`line 3: agents[0].policy.scopes: unknown operation "teleport"`,
+	} {
+		if n := strings.Count(err.Error(), want); n != 1 {
+			t.Errorf("%q reported %d times in:\n%v", want, n, err)
+		}
+	}
+}
+
 func replace(old, new string) func(string) string {
 	return func(s string) string { return strings.ReplaceAll(s, old, new) }
 }

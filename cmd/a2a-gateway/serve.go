@@ -19,8 +19,13 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg, err := config.Load(*path)
-	if err != nil {
+	if cfg == nil {
 		return err
+	}
+	// The problems only the consuming packages find are reported with the
+	// file's own, each at its line.
+	if err := cfg.Locate(errors.Unwrap(err), gateway.Validate(cfg, config.ProcessEnv)); err != nil {
+		return fmt.Errorf("%s: %w", *path, err)
 	}
 	log := newLogger(os.Stderr, cfg.Log.Level, cfg.Log.Format)
 	for _, w := range cfg.Warnings() {
@@ -52,7 +57,11 @@ func runCheck(args []string, out io.Writer) error {
 	if cfg == nil {
 		return err
 	}
-	if err := cfg.Locate(errors.Unwrap(err), gateway.Check(cfg, env)); err != nil {
+	// The file's problems and those only the packages using it find come
+	// first, at their lines; Check, which validates again before it reads
+	// keys and secrets, adds no second report of a field already reported.
+	problems := cfg.Locate(errors.Unwrap(err), gateway.Validate(cfg, env))
+	if err := cfg.Locate(problems, gateway.Check(cfg, env)); err != nil {
 		return fmt.Errorf("%s: %w", *path, err)
 	}
 	for _, w := range cfg.Warnings() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // Development token defaults: the demo's issuer and audience.
@@ -55,18 +56,18 @@ func runToken(args []string, out io.Writer) error {
 // generated and its public JWKS written beside it for the gateway's
 // key_files.
 func loadOrCreateKey(path, kid string, create bool) (crypto.Signer, error) {
-	key, err := authz.LoadPrivateKeyPEM(path)
+	key, err := jose.LoadPrivateKeyPEM(path)
 	if err == nil || !create || !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
-	key, err = authz.GenerateDevKey()
+	key, err = jose.GenerateKey()
 	if err != nil {
 		return nil, err
 	}
-	if err := authz.WritePrivateKeyPEM(path, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(path, key); err != nil {
 		return nil, err
 	}
-	jwks, err := authz.PublicJWKS(key, kid)
+	jwks, err := jose.PublicJWKS(key, kid)
 	if err != nil {
 		return nil, err
 	}

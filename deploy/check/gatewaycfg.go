@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 )
 
 // gatewayConfig validates a gateway configuration with the gateway's own
@@ -38,6 +39,9 @@ func gatewayConfig(raw []byte, env map[string]string) (*config.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway configuration: %w", err)
 	}
+	if err := cfg.Locate(gateway.Validate(cfg, config.ProcessEnv)); err != nil {
+		return nil, fmt.Errorf("gateway configuration: %w", err)
+	}
 	return cfg, nil
 }
 
@@ -49,7 +53,11 @@ func checkExampleConfig(path string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := config.ParseEnv(raw, nil); err != nil {
+	cfg, err := config.ParseEnv(raw, nil)
+	if err != nil {
+		return fmt.Errorf("gateway configuration: %w", err)
+	}
+	if err := cfg.Locate(gateway.Validate(cfg, nil)); err != nil {
 		return fmt.Errorf("gateway configuration: %w", err)
 	}
 	return nil

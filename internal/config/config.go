@@ -16,10 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
-	"github.com/a2a-gateway/a2a-gateway/internal/store"
-	"github.com/a2a-gateway/a2a-gateway/proxy/budget"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -48,13 +45,13 @@ type Config struct {
 	Shutdown ShutdownOptions `yaml:"shutdown"`
 	// Store holds shared state: Redis, or the embedded store when no Redis
 	// address is given.
-	Store store.Options `yaml:"store"`
+	Store StoreOptions `yaml:"store"`
 	// Auth configures how callers authenticate: JWT issuers and API keys.
-	Auth authz.Options `yaml:"auth"`
+	Auth AuthOptions `yaml:"auth"`
 	// Dedupe makes each (tenant, messageId) reach an agent at most once.
 	Dedupe DedupeOptions `yaml:"dedupe"`
 	// Budgets are the per-tenant request and stream budgets.
-	Budgets budget.Options `yaml:"budgets"`
+	Budgets BudgetOptions `yaml:"budgets"`
 	// Lifecycle follows each task's states: metrics, orphans, retention of
 	// the records, the operations API and webhook.
 	Lifecycle LifecycleOptions `yaml:"lifecycle"`
@@ -173,7 +170,7 @@ type Agent struct {
 	TenantRouting bool `yaml:"tenant_routing"`
 	// Policy says which tenants may use the agent, which scopes each
 	// operation needs, and whether tasks belong to a tenant or a subject.
-	Policy authz.Policy `yaml:"policy"`
+	Policy Policy `yaml:"policy"`
 	// Watchdog bounds the time the agent's tasks may spend working or
 	// waiting on the client, and says what to do about a task over budget.
 	Watchdog WatchdogOptions `yaml:"watchdog"`
@@ -387,7 +384,7 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	for i, is := range c.Auth.Issuers {
 		// A token the header limit refuses could never reach its issuer.
-		if n := cmp.Or(is.MaxTokenBytes, authz.DefaultMaxTokenBytes); n >= c.Limits.MaxHeaderBytes {
+		if n := cmp.Or(is.MaxTokenBytes, DefaultMaxTokenBytes); n >= c.Limits.MaxHeaderBytes {
 			add(fmt.Sprintf("auth.issuers[%d].max_token_bytes", i), "%d must be below limits.max_header_bytes (%d)", n, c.Limits.MaxHeaderBytes)
 		}
 	}
@@ -399,9 +396,6 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	if msg := env.checkVar(c.Store.Redis.PasswordEnv); msg != "" {
 		add("store.redis.password_env", "%s", msg)
-	}
-	if err := c.Auth.Validate(); err != nil {
-		errs = append(errs, err)
 	}
 	if err := c.Budgets.Validate(); err != nil {
 		errs = append(errs, err)

@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-
-	"github.com/a2a-gateway/a2a-gateway/authz"
 )
 
 // namespaceKeyPrefix starts the record key of an explicit namespace. Mount
@@ -90,9 +88,9 @@ func validateNamespaces(agents []Agent, add func(field, format string, args ...a
 }
 
 // ownership is the policy's ownership with the default spelt out.
-func ownership(p authz.Policy) string {
+func ownership(p Policy) string {
 	if p.Ownership == "" {
-		return authz.OwnerTenant
+		return OwnerTenant
 	}
 	return p.Ownership
 }

@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/a2a-gateway/a2a-gateway/authz"
 )
 
 func TestUpstreamNormalisation(t *testing.T) {
@@ -70,10 +68,10 @@ func TestNamespaceValidation(t *testing.T) {
 		{"bad name", []Agent{{Name: "a", URL: "http://x", Namespace: "a/b"}}, "agents[0].namespace"},
 		{"too long", []Agent{{Name: "a", URL: "http://x", Namespace: strings.Repeat("n", 64)}}, "agents[0].namespace"},
 		{"ownership differs on one url", []Agent{
-			{Name: "a", URL: "http://x"}, {Name: "b", URL: "http://x/", Policy: authz.Policy{Ownership: authz.OwnerSubject}},
+			{Name: "a", URL: "http://x"}, {Name: "b", URL: "http://x/", Policy: Policy{Ownership: OwnerSubject}},
 		}, "agents[1].policy.ownership"},
 		{"ownership differs in one namespace", []Agent{
-			{Name: "a", URL: "http://x", Namespace: "n"}, {Name: "b", URL: "http://y", Namespace: "n", Policy: authz.Policy{Ownership: authz.OwnerSubject}},
+			{Name: "a", URL: "http://x", Namespace: "n"}, {Name: "b", URL: "http://y", Namespace: "n", Policy: Policy{Ownership: OwnerSubject}},
 		}, "agents[1].policy.ownership"},
 		{"client context ids differ", []Agent{
 			{Name: "a", URL: "http://x"}, {Name: "b", URL: "http://x:80"},
@@ -92,13 +90,13 @@ func TestNamespaceValidation(t *testing.T) {
 	}
 	yes := true
 	ok := []Agent{
-		{Name: "a", URL: "http://x"}, {Name: "b", URL: "http://x", Policy: authz.Policy{Ownership: authz.OwnerSubject}},
+		{Name: "a", URL: "http://x"}, {Name: "b", URL: "http://x", Policy: Policy{Ownership: OwnerSubject}},
 		{Name: "c", URL: "http://x", Namespace: "n"}, {Name: "d", URL: "http://y"},
 	}
 	ok[3].Policy.ClientContextIDs = &yes
 	ok[1].Namespace = "m"
 	// The defaults spelt out are the defaults.
-	ok = append(ok, Agent{Name: "e", URL: "http://y", Policy: authz.Policy{Ownership: authz.OwnerTenant, ClientContextIDs: &yes}})
+	ok = append(ok, Agent{Name: "e", URL: "http://y", Policy: Policy{Ownership: OwnerTenant, ClientContextIDs: &yes}})
 	validateNamespaces(ok, func(field, format string, args ...any) {
 		t.Errorf("separate record keys refused: %s: %s", field, format)
 	})

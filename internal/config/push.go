@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
-	"github.com/a2a-gateway/a2a-gateway/internal/store"
-	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
 // PushOptions is the `push:` section: the gateway's push-notification
@@ -76,7 +74,7 @@ type PushTenant struct {
 	VerifyEndpoints *bool `yaml:"verify_endpoints"`
 }
 
-// PushDelivery tunes the delivery workers (see push.DeliveryOptions).
+// PushDelivery tunes the delivery workers (see push.DeliveryOptionsOf).
 type PushDelivery struct {
 	// Schedule is the delay before each retry; after the last the
 	// notification is dead-lettered. Default: 5s, 5m, 30m, 2h, 5h, 10h, 10h.
@@ -112,6 +110,12 @@ type PushDelivery struct {
 	PollInterval duration.Duration `yaml:"poll_interval"`
 }
 
+// Defaults of the push event log.
+const (
+	DefaultEventLogRetention = 24 * time.Hour
+	DefaultEventLogMaxEvents = 1000
+)
+
 // PushEventLog bounds each task's event log.
 type PushEventLog struct {
 	// Retention is how long a task's log is kept after its last event.
@@ -142,27 +146,20 @@ func (o *PushOptions) ApplyDefaults(publicURL string) {
 	if o.Signing.Issuer == "" {
 		o.Signing.Issuer = publicURL
 	}
-	o.EventLog.Retention = duration.Duration(o.EventLog.Retention.Or(store.DefaultEventLogRetention))
+	o.EventLog.Retention = duration.Duration(o.EventLog.Retention.Or(DefaultEventLogRetention))
 	if o.EventLog.MaxEvents == 0 {
-		o.EventLog.MaxEvents = store.DefaultEventLogMaxEvents
+		o.EventLog.MaxEvents = DefaultEventLogMaxEvents
 	}
 }
 
 // Validate checks the section; errors name the field. Without Enabled only
-// the shape is checked.
+// the shape is checked. What only package push can check (the signing
+// keys' options, the allowlists, the webhook secrets' format, the delivery
+// bounds) it checks in push.ValidateConfig.
 func (o *PushOptions) Validate(env Env) error {
 	var errs []error
 	add := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("push.%s: %s", field, fmt.Sprintf(format, args...)))
-	}
-	if o.Enabled {
-		so := o.SignerOptions()
-		if err := so.Validate("push.signing"); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := push.Allowlist(o.Allowlist).Validate("push.allowlist"); err != nil {
-		errs = append(errs, err)
 	}
 	checkEnv := func(field, name string) {
 		if name == "" || !o.Enabled {
@@ -170,11 +167,6 @@ func (o *PushOptions) Validate(env Env) error {
 		}
 		if msg := env.checkVar(name); msg != "" {
 			add(field, "%s", msg)
-		} else if env != nil {
-			v, _ := env(name)
-			if _, err := push.ParseWebhookSecret(v); err != nil {
-				add(field, "the Standard Webhooks secret in %s: %v", name, err)
-			}
 		}
 	}
 	checkEnv("webhook_secret_env", o.WebhookSecretEnv)
@@ -183,51 +175,9 @@ func (o *PushOptions) Validate(env Env) error {
 		if len(t) > maxPushTenantBytes || !pushTenantName.MatchString(t) {
 			add(f, "a tenant name of 1-%d bytes without '*', '/', '%%' or spaces", maxPushTenantBytes)
 		}
-		if err := push.Allowlist(tc.Allowlist).Validate("push." + f + ".allowlist"); err != nil {
-			errs = append(errs, err)
-		}
 		checkEnv(f+".webhook_secret_env", tc.WebhookSecretEnv)
 	}
-	do := o.DeliveryOptions()
-	if err := do.Validate("push.delivery"); err != nil {
-		errs = append(errs, err)
-	}
-	if err := o.EventLogOptions().Validate("push.event_log"); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
-}
-
-// SignerOptions are the signing keys as package push takes them.
-func (o *PushOptions) SignerOptions() push.SignerOptions {
-	return push.SignerOptions{Issuer: o.Signing.Issuer, KeyFiles: o.Signing.KeyFiles, KeyIDs: o.Signing.KeyIDs, TTL: o.Signing.TTL.D()}
-}
-
-// DeliveryOptions are the delivery settings as package push takes them.
-func (o *PushOptions) DeliveryOptions() push.DeliveryOptions {
-	d := o.Delivery
-	var schedule []time.Duration
-	if d.Schedule != nil {
-		schedule = make([]time.Duration, len(d.Schedule))
-		for i, s := range d.Schedule {
-			schedule[i] = s.D()
-		}
-	}
-	var jitter float64
-	if d.Jitter != nil {
-		jitter = *d.Jitter
-	}
-	return push.DeliveryOptions{
-		Schedule: schedule, Jitter: jitter, NoJitter: d.Jitter != nil && *d.Jitter == 0, Timeout: d.Timeout.D(), MaxRetryAfter: d.MaxRetryAfter.D(),
-		PerReceiverConcurrency: d.PerReceiverConcurrency, PerReceiverRate: d.PerReceiverRate, PerReceiverBurst: d.PerReceiverBurst,
-		BreakerFailures: d.BreakerFailures, BreakerCooldown: d.BreakerCooldown.D(), Workers: d.Workers, PollInterval: d.PollInterval.D(),
-		LeaseTTL: d.LeaseTTL.D(),
-	}
-}
-
-// EventLogOptions are the event-log bounds as package store takes them.
-func (o *PushOptions) EventLogOptions() store.EventLogOptions {
-	return store.EventLogOptions{Retention: o.EventLog.Retention.D(), MaxEvents: o.EventLog.MaxEvents}
 }
 
 // VerifiesEndpoints reports whether tenant's webhooks are challenged at
@@ -240,8 +190,8 @@ func (o *PushOptions) VerifiesEndpoints(tenant string) bool {
 }
 
 // TenantAllowlists returns the allowlist of every tenant with its own.
-func (o *PushOptions) TenantAllowlists() map[string]push.Allowlist {
-	out := map[string]push.Allowlist{}
+func (o *PushOptions) TenantAllowlists() map[string][]string {
+	out := map[string][]string{}
 	for t, tc := range o.Tenants {
 		if tc.Allowlist != nil {
 			out[t] = tc.Allowlist

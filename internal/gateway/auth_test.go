@@ -10,6 +10,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // TestUnauthenticated refuses requests without a valid credential with 401
@@ -19,7 +20,7 @@ func TestUnauthenticated(t *testing.T) {
 	env := gwtest.Start(t)
 	c := newCaller(t, env)
 
-	foreignKey, err := authz.GenerateDevKey()
+	foreignKey, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -920,7 +920,7 @@ func TestCrossTenantMatrix(t *testing.T) {
 		policy authz.Policy
 	}{
 		{"per-tenant", authz.Policy{}},
-		{"per-subject", authz.Policy{Ownership: authz.OwnerSubject, ClientContextIDs: &noClientContexts}},
+		{"per-subject", authz.Policy{Ownership: config.OwnerSubject, ClientContextIDs: &noClientContexts}},
 	}
 	for _, st := range azStores() {
 		for _, mode := range modes {
@@ -934,11 +934,11 @@ func TestCrossTenantMatrix(t *testing.T) {
 					bob.create(t, azRPC10, "complete mine") // so bob's lists are not trivially empty
 
 					attackers := []*azClient{bob}
-					if mode.policy.Ownership == authz.OwnerSubject {
+					if mode.policy.Ownership == config.OwnerSubject {
 						attackers = append(attackers, carol)
 					}
 					actors := []*azClient{alice}
-					if mode.policy.Ownership != authz.OwnerSubject {
+					if mode.policy.Ownership != config.OwnerSubject {
 						actors = append(actors, carol)
 					}
 					for _, mount := range layout.mounts {

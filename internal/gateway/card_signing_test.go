@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/proxy/card"
 )
 
@@ -24,7 +24,7 @@ func TestCardsAreResigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "card-key.pem")
-	if err := authz.WritePrivateKeyPEM(path, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(path, key); err != nil {
 		t.Fatal(err)
 	}
 	env := gwtest.Start(t, func(c *config.Config) {

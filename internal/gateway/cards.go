@@ -12,6 +12,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/proxy/card"
 )
@@ -62,7 +63,7 @@ func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
 	if sc.KeyFile == "" {
 		return nil, nil, nil
 	}
-	key, err := authz.LoadPrivateKeyPEM(sc.KeyFile)
+	key, err := jose.LoadPrivateKeyPEM(sc.KeyFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("card_signing.key_file: %w", err)
 	}
@@ -70,7 +71,7 @@ func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("card_signing: %w", err)
 	}
-	jwks, err := authz.PublicJWKS(key, sc.KeyID)
+	jwks, err := jose.PublicJWKS(key, sc.KeyID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("card_signing: %w", err)
 	}

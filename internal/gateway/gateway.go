@@ -228,7 +228,7 @@ func policies(cfg *config.Config) map[string]authz.Policy {
 func perSubject(cfg *config.Config) func(agent string) bool {
 	subj := map[string]bool{}
 	for _, a := range cfg.Agents {
-		subj[a.Name] = a.Policy.Ownership == authz.OwnerSubject
+		subj[a.Name] = a.Policy.Ownership == config.OwnerSubject
 	}
 	return func(agent string) bool { return subj[agent] }
 }

@@ -69,7 +69,7 @@ type pushRelay struct {
 // delivery workers; close stops them.
 func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog.Logger) (*pushRelay, error) {
 	o := &cfg.Push
-	signer, err := push.NewSigner(o.SignerOptions())
+	signer, err := push.NewSigner(push.SignerOptionsOf(o))
 	if err != nil {
 		return nil, fmt.Errorf("push.%w", err)
 	}
@@ -103,13 +103,13 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 			p.opsToken = sum[:]
 		}
 	}
-	do := o.DeliveryOptions()
+	do := push.DeliveryOptionsOf(o)
 	// The worker must not block: the config is deleted on the side.
 	do.OnDisabled = func(ep string) { go p.relay.EndpointDisabled(ep) }
 	p.deliver = push.NewDeliverer(st.Delivery(), p.policies.Sender(signer, do.Timeout), do, m, log)
 	p.relay, err = push.NewRelay(push.RelayOptions{
 		Configs:  st.PushConfigs(),
-		Events:   st.EventLog().Bounded(o.EventLogOptions()),
+		Events:   st.EventLog().Bounded(store.EventLogOptionsOf(o.EventLog)),
 		Queue:    p.deliver,
 		Policies: p.policies,
 		WebhookSecret: func(tenant string) []byte {

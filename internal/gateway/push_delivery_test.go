@@ -17,9 +17,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
@@ -352,12 +352,12 @@ func TestPushGoneDisablesEndpoint(t *testing.T) {
 // to its own header. The same task notifies a 0.3 consumer in 0.3 shape.
 func TestPushSignaturesAndVersions(t *testing.T) {
 	// A key being rotated in is published before it signs.
-	next, err := authz.GenerateDevKey()
+	next, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	nextPath := filepath.Join(t.TempDir(), "push-next.pem")
-	if err := authz.WritePrivateKeyPEM(nextPath, next); err != nil {
+	if err := jose.WritePrivateKeyPEM(nextPath, next); err != nil {
 		t.Fatal(err)
 	}
 	env := startPush(t, func(c *config.Config) {

@@ -18,11 +18,11 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
@@ -55,12 +55,12 @@ func startPush(t *testing.T, opts ...gwtest.Option) *pushEnv {
 func startPushWith(t *testing.T, log *slog.Logger, opts ...gwtest.Option) *pushEnv {
 	t.Helper()
 	srv := redistest.Start(t, redistest.WithAOF())
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(t.TempDir(), "push.pem")
-	if err := authz.WritePrivateKeyPEM(keyPath, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(keyPath, key); err != nil {
 		t.Fatal(err)
 	}
 	secret := make([]byte, 32)

@@ -20,6 +20,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
@@ -95,11 +96,11 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 	rcv := newWebhook(t)
 
 	dir := t.TempDir()
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, err := authz.PublicJWKS(key, "kill")
+	jwks, err := jose.PublicJWKS(key, "kill")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestPushSubscriptionHolderKilled(t *testing.T) {
 	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := authz.WritePrivateKeyPEM(signPath, key); err != nil {
+	if err := jose.WritePrivateKeyPEM(signPath, key); err != nil {
 		t.Fatal(err)
 	}
 	// Notifications carry their id in webhook-id (Standard Webhooks); the

@@ -21,6 +21,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // Issuer and audience of the test tokens.
@@ -65,11 +66,11 @@ func StartLogged(t testing.TB, log *slog.Logger, opts ...Option) *Env {
 	agent.SetBaseURL(agentSrv.URL)
 	t.Cleanup(func() { agent.Close(); agentSrv.Close() })
 
-	key, err := authz.GenerateDevKey()
+	key, err := jose.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, err := authz.PublicJWKS(key, kid)
+	jwks, err := jose.PublicJWKS(key, kid)
 	if err != nil {
 		t.Fatal(err)
 	}

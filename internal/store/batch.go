@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -111,13 +112,13 @@ func (c *coalescer[Req, Res]) loop() {
 // any caller waits on the request path.
 func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 	for _, call := range batch {
-		if onRequestPath(call.ctx) {
+		if request.IsOnPath(call.ctx) {
 			// Counted as the request path's, bounded by no one request's
 			// budget: each caller stops waiting at its own.
-			return context.WithValue(context.Background(), requestPathKey{}, &requestPath{})
+			return request.SharedPath(context.Background())
 		}
 	}
-	return OffRequestPath(context.Background())
+	return request.OffPath(context.Background())
 }
 
 // pipelinesInFlight bounds the shared pipelines in flight at once. A call

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
 // TestCoalescerBatchesWhatArrivesDuringABatch holds the first batch until
@@ -185,14 +187,14 @@ func TestCoalescerCancelledCallIsNotSent(t *testing.T) {
 // TestBatchContext checks what a batch runs on: not cancelled by its
 // callers, on the request path if any caller waits there.
 func TestBatchContext(t *testing.T) {
-	cancelled, cancel := context.WithCancel(OnRequestPath(context.Background()))
+	cancelled, cancel := context.WithCancel(request.OnPath(context.Background()))
 	cancel()
 	for _, tt := range []struct {
 		name      string
 		ctxs      []context.Context
 		onRequest bool
 	}{
-		{"background", []context.Context{context.Background(), OffRequestPath(context.Background())}, false},
+		{"background", []context.Context{context.Background(), request.OffPath(context.Background())}, false},
 		{"request path", []context.Context{context.Background(), cancelled}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +204,7 @@ func TestBatchContext(t *testing.T) {
 				batch[i] = &batchCall[int, int]{ctx: ctx}
 			}
 			ctx := batchContext(batch)
-			if got := onRequestPath(ctx); got != tt.onRequest {
+			if got := request.IsOnPath(ctx); got != tt.onRequest {
 				t.Errorf("on the request path = %v, want %v", got, tt.onRequest)
 			}
 			if ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,7 +16,7 @@ import (
 // instead of after every timeout and retry of every call it makes.
 var ErrBudgetSpent = fmt.Errorf("%w: the request's store wait budget is spent", ErrUnavailable)
 
-// requestBudget bounds the total time one request (see OnRequestPath)
+// requestBudget bounds the total time one request (see request.OnPath)
 // waits for Redis, across all its round trips, retries and dials included.
 type requestBudget time.Duration
 
@@ -24,21 +25,21 @@ type requestBudget time.Duration
 // wait and, when the budget ran out during the call, answers
 // ErrBudgetSpent. Contexts off the request path are returned as they are.
 func (b requestBudget) bound(ctx context.Context) (context.Context, func(error) error) {
-	p := pathOf(ctx)
-	if p == nil || !p.budgeted || ctx.Value(budgetApplied{}) != nil {
+	p := request.BudgetOf(ctx)
+	if p == nil || ctx.Value(budgetApplied{}) != nil {
 		return ctx, func(err error) error { return err }
 	}
 	start := time.Now()
-	left := time.Duration(b) - time.Duration(p.spent.Load())
+	left := time.Duration(b) - p.Spent()
 	bctx, cancel := context.WithDeadline(context.WithValue(ctx, budgetApplied{}, true), start.Add(left))
 	return bctx, func(err error) error {
-		p.spent.Add(int64(time.Since(start)))
+		p.Spend(time.Since(start))
 		spent := err != nil && !errors.Is(err, redis.Nil) && bctx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if !spent {
 			return err
 		}
-		p.exhausted.Store(true)
+		p.Exhaust()
 		// The cause is kept as text: it is no deadline of the caller's.
 		return fmt.Errorf("%w (%s): %v", ErrBudgetSpent, time.Duration(b), err)
 	}

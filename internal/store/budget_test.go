@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
@@ -68,7 +69,7 @@ func TestRequestBudget(t *testing.T) {
 
 	srv.Pause(t)
 	defer srv.Resume(t)
-	req := store.OnRequestPath(context.Background())
+	req := request.OnPath(context.Background())
 	done := make(chan []error, 1)
 	go func() {
 		var errs []error
@@ -90,10 +91,10 @@ func TestRequestBudget(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Fatal("the request's store calls waited for Redis's timeouts, not for the request's budget")
 	}
-	if _, spent := store.RequestWait(req); !spent {
-		t.Error("RequestWait does not say the budget ran out")
+	if _, spent := request.StoreWait(req); !spent {
+		t.Error("StoreWait does not say the budget ran out")
 	}
-	if _, spent := store.RequestWait(store.OnRequestPath(context.Background())); spent {
+	if _, spent := request.StoreWait(request.OnPath(context.Background())); spent {
 		t.Error("a new request starts with its budget spent")
 	}
 
@@ -103,18 +104,18 @@ func TestRequestBudget(t *testing.T) {
 	if _, err := s.Ownership().Lookup(req, "agent", refs); !errors.Is(err, store.ErrBudgetSpent) {
 		t.Errorf("a spent budget after Redis came back: err = %v, want ErrBudgetSpent", err)
 	}
-	renewed := store.RenewBudget(req)
+	renewed := request.RenewBudget(req)
 	if _, err := s.Ownership().Lookup(renewed, "agent", refs); err != nil {
 		t.Errorf("a renewed budget after Redis came back: %v", err)
 	}
-	if _, spent := store.RequestWait(renewed); !spent {
+	if _, spent := request.StoreWait(renewed); !spent {
 		t.Error("a renewed budget forgets that the request's budget ran out")
 	}
 	srv.Pause(t)
 
 	for _, ctx := range map[string]context.Context{
-		"off the request path":          store.OffRequestPath(req),
-		"derived, then off the request": store.OffRequestPath(context.WithoutCancel(req)),
+		"off the request path":          request.OffPath(req),
+		"derived, then off the request": request.OffPath(context.WithoutCancel(req)),
 		"never on it":                   context.Background(),
 	} {
 		for _, op := range ops {

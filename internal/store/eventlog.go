@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
 )
 
 // LoggedEvent is one event of a task's event log.
@@ -66,10 +68,9 @@ type EventLogOptions struct {
 	MaxEvents int
 }
 
-// Defaults and limits of the event-log concern.
+// Limits of the event-log concern; the defaults are the configuration's
+// (config.DefaultEventLogRetention, config.DefaultEventLogMaxEvents).
 const (
-	DefaultEventLogRetention = 24 * time.Hour
-	DefaultEventLogMaxEvents = 1000
 	// MaxEventLogEvents bounds MaxEvents.
 	MaxEventLogEvents = 100_000
 	// MaxEventLogRetention bounds Retention.
@@ -92,13 +93,18 @@ func (o EventLogOptions) Validate(field string) error {
 	return nil
 }
 
+// EventLogOptionsOf are the bounds the push section's event_log sets.
+func EventLogOptionsOf(o config.PushEventLog) EventLogOptions {
+	return EventLogOptions{Retention: o.Retention.D(), MaxEvents: o.MaxEvents}
+}
+
 // withDefaults fills zero fields and replaces values out of range.
 func (o EventLogOptions) withDefaults() EventLogOptions {
 	if o.Retention <= 0 || o.Retention > MaxEventLogRetention {
-		o.Retention = DefaultEventLogRetention
+		o.Retention = config.DefaultEventLogRetention
 	}
 	if o.MaxEvents <= 0 || o.MaxEvents > MaxEventLogEvents {
-		o.MaxEvents = DefaultEventLogMaxEvents
+		o.MaxEvents = config.DefaultEventLogMaxEvents
 	}
 	return o
 }

@@ -43,7 +43,7 @@ var _ Store = (*memoryStore)(nil)
 // NewMemory returns the embedded store and starts its janitor, which Close
 // stops. o must have passed Validate; zero fields take their defaults.
 func NewMemory(o Options) Store {
-	o = o.withDefaults()
+	o = withDefaults(o)
 	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
 	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
 	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)

@@ -119,7 +119,7 @@ var _ Store = (*redisStore)(nil)
 // to close. o must have passed Validate; zero fields take their defaults and
 // o.Redis is ignored.
 func NewRedis(client redis.UniversalClient, o Options) Store {
-	return newRedisStore(client, o.withDefaults(), false)
+	return newRedisStore(client, withDefaults(o), false)
 }
 
 func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisStore {

@@ -76,7 +76,7 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (Store, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	o = o.withDefaults()
+	o = withDefaults(o)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -92,7 +92,7 @@ func Open(ctx context.Context, o Options, log *slog.Logger) (Store, error) {
 		return nil, err
 	}
 	s := newRedisStore(client, o, true)
-	attrs := []any{"kind", KindRedis, "mode", o.Redis.mode(), "addrs", o.Redis.Addrs, "tls", o.Redis.TLS, "key_prefix", o.KeyPrefix}
+	attrs := []any{"kind", KindRedis, "mode", redisMode(o.Redis), "addrs", o.Redis.Addrs, "tls", o.Redis.TLS, "key_prefix", o.KeyPrefix}
 	if err := s.Ping(ctx); err != nil {
 		if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 			_ = s.Close()

@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
@@ -229,7 +229,7 @@ type proxied struct {
 // asTenant stands in for authentication: every caller is tenant "acme".
 func asTenant(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
-		s.Principal = &authz.Principal{Tenant: "acme", Subject: "alice"}
+		s.Principal = &request.Principal{Tenant: "acme", Subject: "alice"}
 		return next(w, r, s)
 	}
 }

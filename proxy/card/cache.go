@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 // The card cache's limits. Only the TTL is set per agent (card_ttl); the
@@ -275,7 +276,7 @@ func protocolError(err error) *a2a.Error {
 	case errors.Is(err, ErrInvalidOptions):
 		return a2a.ErrInternal
 	case errors.Is(err, ErrMalformedCard), errors.Is(err, ErrCardTooLarge), errors.Is(err, ErrCrossOriginRedirect),
-		errors.Is(err, ErrNoProxiableInterface), errors.Is(err, ErrNotCanonicalizable):
+		errors.Is(err, ErrNoProxiableInterface), errors.Is(err, jose.ErrNotCanonicalizable):
 		return a2a.ErrInvalidAgentResponse
 	}
 	return a2a.ErrUpstreamFailed

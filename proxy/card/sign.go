@@ -3,19 +3,14 @@ package card
 import (
 	"bytes"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/url"
 	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
 var (
@@ -26,15 +21,12 @@ var (
 	ErrSignatureInvalid = errors.New("no agent card signature verifies")
 )
 
-// minRSABits refuses keys too short to be trusted.
-const minRSABits = 2048
-
 // Signer signs rewritten cards with the gateway's key. The algorithm follows
 // from the key: ES256/ES384/ES512 for P-256/P-384/P-521, EdDSA for Ed25519,
 // RS256 for RSA. Any crypto.Signer works, so the key may live in an HSM or KMS.
 type Signer struct {
 	key       crypto.Signer
-	alg       jwsAlg
+	alg       jose.Alg
 	kid       string
 	protected string // base64url of the protected header; the same for every card
 }
@@ -61,11 +53,11 @@ func NewSigner(key crypto.Signer, kid string, jku string) (*Signer, error) {
 			return nil, fmt.Errorf("%w: jku must be an absolute https URL", ErrInvalidOptions)
 		}
 	}
-	alg, err := algForKey(key.Public())
+	alg, err := jose.AlgForKey(key.Public())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	hdr, err := json.Marshal(protectedHeader{Alg: alg.name, Typ: "JOSE", Kid: kid, Jku: jku})
+	hdr, err := json.Marshal(protectedHeader{Alg: alg.Name(), Typ: "JOSE", Kid: kid, Jku: jku})
 	if err != nil {
 		return nil, fmt.Errorf("encode protected header: %w", err)
 	}
@@ -89,7 +81,7 @@ func (s *Signer) Sign(card []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := s.alg.sign(s.key, []byte(s.protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
+	sig, err := s.alg.Sign(s.key, []byte(s.protected+"."+base64.RawURLEncoding.EncodeToString(payload)))
 	if err != nil {
 		return nil, fmt.Errorf("sign agent card: %w", err)
 	}
@@ -113,30 +105,22 @@ func SigningPayload(card []byte) ([]byte, error) {
 		return nil, err
 	}
 	// A card of nothing but defaults strips to {}, which is still signed.
-	stripped, _ := stripDefaults(obj.without(fieldSignatures))
-	var buf bytes.Buffer
-	if err := writeCanonical(&buf, stripped); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	stripped, _ := stripDefaults(obj.Without(fieldSignatures))
+	return jose.Canonical(stripped)
 }
 
 // literalPayload is the canonical card without "signatures" and with default
 // values kept: what a signer that applies RFC 8785 alone produces.
-func literalPayload(obj *jsonObject) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := writeCanonical(&buf, obj.without(fieldSignatures)); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+func literalPayload(obj *jose.Object) ([]byte, error) {
+	return jose.Canonical(obj.Without(fieldSignatures))
 }
 
-func parseCardObject(card []byte) (*jsonObject, error) {
-	v, err := parseJSON(card)
+func parseCardObject(card []byte) (*jose.Object, error) {
+	v, err := jose.ParseJSON(card)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedCard, err)
 	}
-	obj, ok := v.(*jsonObject)
+	obj, ok := v.(*jose.Object)
 	if !ok {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedCard)
 	}
@@ -160,14 +144,14 @@ func stripDefaults(v any) (any, bool) {
 			}
 		}
 		return out, len(out) > 0
-	case *jsonObject:
-		out := &jsonObject{}
-		for _, m := range v.members {
-			if c, ok := stripDefaults(m.value); ok {
-				out.members = append(out.members, jsonMember{m.key, c})
+	case *jose.Object:
+		out := &jose.Object{}
+		for _, m := range v.Members {
+			if c, ok := stripDefaults(m.Value); ok {
+				out.Members = append(out.Members, jose.Member{Key: m.Key, Value: c})
 			}
 		}
-		return out, len(out.members) > 0
+		return out, len(out.Members) > 0
 	default:
 		return v, true
 	}
@@ -188,7 +172,7 @@ func Verify(card []byte, keys map[string]crypto.PublicKey) error {
 	if err != nil {
 		return err
 	}
-	rawSigs, ok := obj.get(fieldSignatures)
+	rawSigs, ok := obj.Get(fieldSignatures)
 	if !ok || rawSigs == nil {
 		return ErrNoSignature
 	}
@@ -252,7 +236,7 @@ func verifyOne(sig cardSignature, payloads [][]byte, keys map[string]crypto.Publ
 	if !ok {
 		return fmt.Errorf("no key for kid %q", clip(kid))
 	}
-	alg, err := algByName(hdr.Alg, key)
+	alg, err := jose.AlgByName(hdr.Alg, key)
 	if err != nil {
 		return err
 	}
@@ -261,157 +245,9 @@ func verifyOne(sig cardSignature, payloads [][]byte, keys map[string]crypto.Publ
 		return fmt.Errorf("signature is not base64url: %w", err)
 	}
 	for _, p := range payloads {
-		if alg.verify(key, []byte(sig.Protected+"."+base64.RawURLEncoding.EncodeToString(p)), sigBytes) {
+		if alg.Verify(key, []byte(sig.Protected+"."+base64.RawURLEncoding.EncodeToString(p)), sigBytes) {
 			return nil
 		}
 	}
 	return errors.New("signature does not match the card")
-}
-
-// jwsAlg is one JWS algorithm (RFC 7518, RFC 8037).
-type jwsAlg struct {
-	name string
-	hash crypto.Hash // zero for EdDSA, which hashes internally
-	kind string      // "ec", "ed25519", "rsa", "rsa-pss"
-	size int         // ECDSA: bytes per coordinate
-}
-
-// findAlg knows the asymmetric algorithms only: "none" and HMAC never
-// authenticate a card to a third party.
-func findAlg(name string) (jwsAlg, bool) {
-	switch name {
-	case "ES256":
-		return jwsAlg{name: name, hash: crypto.SHA256, kind: "ec", size: 32}, true
-	case "ES384":
-		return jwsAlg{name: name, hash: crypto.SHA384, kind: "ec", size: 48}, true
-	case "ES512":
-		return jwsAlg{name: name, hash: crypto.SHA512, kind: "ec", size: 66}, true
-	case "EdDSA", "Ed25519": // RFC 8037 and its fully specified RFC 9864 name
-		return jwsAlg{name: name, kind: "ed25519"}, true
-	case "RS256":
-		return jwsAlg{name: name, hash: crypto.SHA256, kind: "rsa"}, true
-	case "RS384":
-		return jwsAlg{name: name, hash: crypto.SHA384, kind: "rsa"}, true
-	case "RS512":
-		return jwsAlg{name: name, hash: crypto.SHA512, kind: "rsa"}, true
-	case "PS256":
-		return jwsAlg{name: name, hash: crypto.SHA256, kind: "rsa-pss"}, true
-	case "PS384":
-		return jwsAlg{name: name, hash: crypto.SHA384, kind: "rsa-pss"}, true
-	case "PS512":
-		return jwsAlg{name: name, hash: crypto.SHA512, kind: "rsa-pss"}, true
-	}
-	return jwsAlg{}, false
-}
-
-// ecAlgForCurve names the only algorithm allowed with each curve.
-func ecAlgForCurve(c elliptic.Curve) string {
-	switch curveName(c) {
-	case "P-256":
-		return "ES256"
-	case "P-384":
-		return "ES384"
-	case "P-521":
-		return "ES512"
-	}
-	return ""
-}
-
-func algForKey(pub crypto.PublicKey) (jwsAlg, error) {
-	var name string
-	switch k := pub.(type) {
-	case *ecdsa.PublicKey:
-		name = ecAlgForCurve(k.Curve)
-	case ed25519.PublicKey:
-		name = "EdDSA"
-	case *rsa.PublicKey:
-		if k.N.BitLen() < minRSABits {
-			return jwsAlg{}, fmt.Errorf("RSA key shorter than %d bits", minRSABits)
-		}
-		name = "RS256"
-	}
-	a, ok := findAlg(name)
-	if !ok {
-		return jwsAlg{}, fmt.Errorf("unsupported signing key type %T", pub)
-	}
-	return a, nil
-}
-
-// algByName returns the algorithm a signature names, refusing one that does
-// not fit the key (algorithm confusion) and anything symmetric or "none".
-func algByName(name string, key crypto.PublicKey) (jwsAlg, error) {
-	a, ok := findAlg(name)
-	if !ok {
-		return jwsAlg{}, fmt.Errorf("unsupported algorithm %q", clip(name))
-	}
-	fits := false
-	switch k := key.(type) {
-	case *ecdsa.PublicKey:
-		fits = a.kind == "ec" && ecAlgForCurve(k.Curve) == a.name
-	case ed25519.PublicKey:
-		fits = a.kind == "ed25519"
-	case *rsa.PublicKey:
-		fits = (a.kind == "rsa" || a.kind == "rsa-pss") && k.N.BitLen() >= minRSABits
-	}
-	if !fits {
-		return jwsAlg{}, fmt.Errorf("algorithm %s does not fit the %T key", a.name, key)
-	}
-	return a, nil
-}
-
-func curveName(c elliptic.Curve) string {
-	if c == nil || c.Params() == nil {
-		return ""
-	}
-	return c.Params().Name
-}
-
-func (a jwsAlg) digest(input []byte) []byte {
-	h := a.hash.New()
-	h.Write(input)
-	return h.Sum(nil)
-}
-
-func (a jwsAlg) sign(key crypto.Signer, input []byte) ([]byte, error) {
-	switch a.kind {
-	case "ed25519":
-		return key.Sign(rand.Reader, input, crypto.Hash(0))
-	case "rsa":
-		return key.Sign(rand.Reader, a.digest(input), a.hash)
-	case "ec":
-		der, err := key.Sign(rand.Reader, a.digest(input), a.hash)
-		if err != nil {
-			return nil, err
-		}
-		// crypto.Signer returns ASN.1 DER; JWS wants the fixed-size R || S.
-		var rs struct{ R, S *big.Int }
-		if rest, err := asn1.Unmarshal(der, &rs); err != nil || len(rest) > 0 {
-			return nil, errors.New("ECDSA signer returned a malformed signature")
-		}
-		out := make([]byte, 2*a.size)
-		rs.R.FillBytes(out[:a.size])
-		rs.S.FillBytes(out[a.size:])
-		return out, nil
-	}
-	return nil, fmt.Errorf("cannot sign with %s", a.name)
-}
-
-func (a jwsAlg) verify(key crypto.PublicKey, input, sig []byte) bool {
-	switch k := key.(type) {
-	case ed25519.PublicKey:
-		return len(k) == ed25519.PublicKeySize && ed25519.Verify(k, input, sig)
-	case *rsa.PublicKey:
-		if a.kind == "rsa-pss" {
-			return rsa.VerifyPSS(k, a.hash, a.digest(input), sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}) == nil
-		}
-		return rsa.VerifyPKCS1v15(k, a.hash, a.digest(input), sig) == nil
-	case *ecdsa.PublicKey:
-		if len(sig) != 2*a.size {
-			return false
-		}
-		r := new(big.Int).SetBytes(sig[:a.size])
-		s := new(big.Int).SetBytes(sig[a.size:])
-		return ecdsa.Verify(k, a.digest(input), r, s)
-	}
-	return false
 }

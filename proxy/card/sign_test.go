@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -190,7 +191,7 @@ func TestVerifyAcceptsOtherSigners(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"name":"Example Agent","description":"","capabilities":{"streaming":false,"extensions":[]},"skills":[],"url":"http://a/rpc"}`
-	literal, err := Canonicalize([]byte(body))
+	literal, err := jose.Canonicalize([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

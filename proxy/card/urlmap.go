@@ -138,3 +138,12 @@ func cleanPath(p string) (string, error) {
 	}
 	return p, nil
 }
+
+// clip shortens third-party text for error messages.
+func clip(s string) string {
+	const max = 64
+	if len(s) > max {
+		return strings.ToValidUTF8(s[:max], "") + "..."
+	}
+	return s
+}

@@ -1,4 +1,4 @@
-package card
+package jose
 
 import (
 	"bytes"
@@ -10,39 +10,43 @@ import (
 	"unicode/utf8"
 )
 
-// jsonObject keeps members in input order; ordering is applied on output.
-type jsonObject struct {
-	members []jsonMember
+// Object is a JSON object as ParseJSON reads it: its members in input
+// order, which Canonical sorts on output.
+type Object struct {
+	Members []Member
 }
 
-type jsonMember struct {
-	key   string
-	value any
+// Member is one member of an Object.
+type Member struct {
+	Key   string
+	Value any
 }
 
-func (o *jsonObject) get(key string) (any, bool) {
-	for _, m := range o.members {
-		if m.key == key {
-			return m.value, true
+// Get is the value of the member named key.
+func (o *Object) Get(key string) (any, bool) {
+	for _, m := range o.Members {
+		if m.Key == key {
+			return m.Value, true
 		}
 	}
 	return nil, false
 }
 
-func (o *jsonObject) without(key string) *jsonObject {
-	out := &jsonObject{members: make([]jsonMember, 0, len(o.members))}
-	for _, m := range o.members {
-		if m.key != key {
-			out.members = append(out.members, m)
+// Without is o without the members named key.
+func (o *Object) Without(key string) *Object {
+	out := &Object{Members: make([]Member, 0, len(o.Members))}
+	for _, m := range o.Members {
+		if m.Key != key {
+			out.Members = append(out.Members, m)
 		}
 	}
 	return out
 }
 
-// parseJSON decodes data into nil, bool, float64, string, []any and
-// *jsonObject values. encoding/json is not used because it silently keeps
+// ParseJSON decodes data into nil, bool, float64, string, []any and
+// *Object values. encoding/json is not used because it silently keeps
 // the last of duplicate members and replaces lone surrogates.
-func parseJSON(data []byte) (any, error) {
+func ParseJSON(data []byte) (any, error) {
 	p := &jsonParser{data: data}
 	p.skipSpace()
 	v, err := p.value(0)
@@ -108,7 +112,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 
 func (p *jsonParser) object(depth int) (any, error) {
 	p.pos++ // '{'
-	obj := &jsonObject{}
+	obj := &Object{}
 	seen := map[string]struct{}{}
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -138,7 +142,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj.members = append(obj.members, jsonMember{key, v})
+		obj.Members = append(obj.Members, Member{key, v})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.fail("unterminated object")

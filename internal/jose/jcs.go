@@ -1,4 +1,4 @@
-package card
+package jose
 
 import (
 	"bytes"
@@ -28,10 +28,16 @@ const maxJSONDepth = 512
 // surrogates are refused rather than resolved, because two parties that
 // resolve them differently would sign and verify different documents.
 func Canonicalize(data []byte) ([]byte, error) {
-	v, err := parseJSON(data)
+	v, err := ParseJSON(data)
 	if err != nil {
 		return nil, err
 	}
+	return Canonical(v)
+}
+
+// Canonical is the RFC 8785 serialisation of v, a value as ParseJSON
+// returns it (possibly edited: members removed, values replaced).
+func Canonical(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := writeCanonical(&buf, v); err != nil {
 		return nil, err
@@ -64,17 +70,17 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 			}
 		}
 		buf.WriteByte(']')
-	case *jsonObject:
-		members := slices.Clone(v.members)
-		slices.SortFunc(members, func(a, b jsonMember) int { return compareUTF16(a.key, b.key) })
+	case *Object:
+		members := slices.Clone(v.Members)
+		slices.SortFunc(members, func(a, b Member) int { return compareUTF16(a.Key, b.Key) })
 		buf.WriteByte('{')
 		for i, m := range members {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			writeString(buf, m.key)
+			writeString(buf, m.Key)
 			buf.WriteByte(':')
-			if err := writeCanonical(buf, m.value); err != nil {
+			if err := writeCanonical(buf, m.Value); err != nil {
 				return err
 			}
 		}

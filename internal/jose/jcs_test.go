@@ -1,4 +1,4 @@
-package card
+package jose
 
 import (
 	"encoding/json"
