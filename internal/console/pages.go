@@ -14,14 +14,14 @@ import (
 
 // agentSummary is one agent's row on the overview.
 type agentSummary struct {
-	Agent        string
-	Open         int
-	ByState      []stateCount
-	Orphans      int
-	OrphansMore  bool
-	DeadLetters  int
+	Agent           string
+	Open            int
+	ByState         []stateCount
+	Orphans         int
+	OrphansMore     bool
+	DeadLetters     int
 	DeadLettersMore bool
-	Rate         *Rate
+	Rate            *Rate
 }
 
 type stateCount struct {
@@ -140,14 +140,14 @@ type taskRow struct {
 }
 
 type tasksData struct {
-	Agents                         []string
-	States                         []string
-	Agent, Tenant, State, Context  string
-	Inactive                       string
-	Rows                           []taskRow
-	Next                           string
-	NextQuery                      string
-	Filtered                       bool
+	Agents                        []string
+	States                        []string
+	Agent, Tenant, State, Context string
+	Inactive                      string
+	Rows                          []taskRow
+	Next                          string
+	NextQuery                     string
+	Filtered                      bool
 }
 
 // tasks lists one page of an agent's records along the store's index.
@@ -217,14 +217,14 @@ func (c *Console) tasks(q *request) {
 
 // taskData is the task page.
 type taskData struct {
-	Rec        taskRow
-	Timeline   timeline
-	Configs    []configView
-	Attempts   []store.TaskAttempt
-	Events     []eventView
-	Challenge  *store.Challenge
-	CanCancel  bool
-	Push       bool
+	Rec       taskRow
+	Timeline  timeline
+	Configs   []configView
+	Attempts  []store.TaskAttempt
+	Events    []eventView
+	Challenge *store.Challenge
+	CanCancel bool
+	Push      bool
 }
 
 // configView is a push config as an operator sees it: its URL, and only
