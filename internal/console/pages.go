@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -146,7 +147,7 @@ type tasksData struct {
 	Inactive                      string
 	Rows                          []taskRow
 	Next                          string
-	NextQuery                     string
+	NextQuery                     template.URL
 	Filtered                      bool
 }
 
@@ -210,7 +211,7 @@ func (c *Console) tasks(q *request) {
 		}
 		nv.Set("agent", d.Agent)
 		nv.Set("cursor", next)
-		d.Next, d.NextQuery = next, nv.Encode()
+		d.Next, d.NextQuery = next, template.URL(nv.Encode())
 	}
 	c.page(q, "tasks.html", "tasks", "Tasks", d)
 }
@@ -340,7 +341,8 @@ type deadRow struct {
 type deadData struct {
 	Rows             []deadRow
 	Endpoint, Tenant string
-	Next, NextQuery  string
+	Next             string
+	NextQuery        template.URL
 	Filtered         bool
 }
 
@@ -386,7 +388,7 @@ func (c *Console) deadLetters(q *request) {
 		if d.Tenant != "" {
 			nv.Set("tenant", d.Tenant)
 		}
-		d.Next, d.NextQuery = next, nv.Encode()
+		d.Next, d.NextQuery = next, template.URL(nv.Encode())
 	}
 	c.page(q, "deadletters.html", "deliveries", "Dead letters", d)
 }
