@@ -81,10 +81,12 @@ type fakeTasks struct {
 	holds   []string
 }
 
-func (f *fakeTasks) Agents() []string                                 { return []string{"calendar", testAgent} }
-func (f *fakeTasks) Orphan(rec store.TaskLifecycle, now time.Time) bool { return now.Sub(rec.LastActivity) > time.Hour }
-func (f *fakeTasks) OverBudget(store.TaskLifecycle, time.Time) bool     { return false }
-func (f *fakeTasks) OrphanAfter() time.Duration                        { return time.Hour }
+func (f *fakeTasks) Agents() []string { return []string{"calendar", testAgent} }
+func (f *fakeTasks) Orphan(rec store.TaskLifecycle, now time.Time) bool {
+	return now.Sub(rec.LastActivity) > time.Hour
+}
+func (f *fakeTasks) OverBudget(store.TaskLifecycle, time.Time) bool { return false }
+func (f *fakeTasks) OrphanAfter() time.Duration                     { return time.Hour }
 
 func (f *fakeTasks) SetLegalHold(ctx context.Context, agent, taskID string, hold bool, by string) (store.TaskLifecycle, error) {
 	f.mu.Lock()

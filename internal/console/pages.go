@@ -22,7 +22,9 @@ type agentSummary struct {
 	OrphansMore     bool
 	DeadLetters     int
 	DeadLettersMore bool
-	Rate            *Rate
+	// Escalations counts the watchdog's escalations on this replica.
+	Escalations float64
+	Rate        *Rate
 }
 
 type stateCount struct {
@@ -67,13 +69,20 @@ func (c *Console) overview(q *request) {
 		deadMore = next != ""
 		d.Receivers = c.o.Deliveries.Receivers()
 	}
+	d.Watchdog = c.watchdogCounts()
+	escalations := map[string]float64{}
+	for _, w := range d.Watchdog {
+		if w.Action == "escalate" {
+			escalations[w.Agent] += w.N
+		}
+	}
 	for _, agent := range c.o.Tasks.Agents() {
 		counts, err := c.o.Lifecycle.CountByState(ctx, agent)
 		if err != nil {
 			c.storeError(q, err)
 			return
 		}
-		s := agentSummary{Agent: agent, DeadLetters: dead[agent], DeadLettersMore: deadMore}
+		s := agentSummary{Agent: agent, DeadLetters: dead[agent], DeadLettersMore: deadMore, Escalations: escalations[agent]}
 		for _, st := range a2a.AllStates {
 			if n := counts[st.String()]; n > 0 {
 				s.ByState = append(s.ByState, stateCount{st.String(), n})
@@ -95,7 +104,6 @@ func (c *Console) overview(q *request) {
 		}
 		d.Agents = append(d.Agents, s)
 	}
-	d.Watchdog = c.watchdogCounts()
 	c.page(q, "overview.html", "overview", "Overview", d)
 }
 

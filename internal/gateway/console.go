@@ -65,6 +65,10 @@ func (g *Gateway) withConsole(admin http.Handler, authn *authz.Authenticator, st
 	g.closers = append(g.closers, c.Close)
 	ch := c.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == strings.TrimSuffix(console.Prefix, "/") {
+			http.Redirect(w, r, console.Prefix, http.StatusMovedPermanently)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, console.Prefix) {
 			ch.ServeHTTP(w, r)
 			return
