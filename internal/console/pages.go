@@ -52,7 +52,7 @@ func (c *Console) overview(q *request) {
 	ctx := q.r.Context()
 	d := overviewData{Push: c.o.DeadLetters != nil, Window: c.o.Config.RateWindow.D()}
 	rates := map[string]Rate{}
-	for _, r := range c.rates.current() {
+	for _, r := range c.rates.current(q.now) {
 		rates[r.Agent] = r
 	}
 	dead := map[string]int{}

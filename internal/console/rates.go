@@ -60,11 +60,29 @@ func (r *rates) run(ctx context.Context) {
 	}
 }
 
-// sample reads the counters once at now.
+// sample keeps a reading of the counters taken at now.
 func (r *rates) sample(now time.Time) {
+	totals, ok := r.read()
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.samples = append(r.samples, sample{at: now, totals: totals})
+	// Keep one sample at or before the window's start, to span it whole.
+	for len(r.samples) > 2 && now.Sub(r.samples[1].at) >= r.window {
+		r.samples = r.samples[1:]
+	}
+}
+
+// read sums the request counter by agent, and its non-ok results.
+func (r *rates) read() (map[string]counts, bool) {
+	if r.g == nil {
+		return nil, false
+	}
 	mfs, err := r.g.Gather()
 	if err != nil {
-		return
+		return nil, false
 	}
 	totals := map[string]counts{}
 	for _, mf := range mfs {
@@ -90,29 +108,28 @@ func (r *rates) sample(now time.Time) {
 			totals[agent] = c
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.samples = append(r.samples, sample{at: now, totals: totals})
-	// Keep one sample at or before the window's start, to span it whole.
-	for len(r.samples) > 2 && now.Sub(r.samples[1].at) >= r.window {
-		r.samples = r.samples[1:]
-	}
+	return totals, true
 }
 
-// current is every agent's rates between the oldest and newest samples.
-func (r *rates) current() []Rate {
+// current is every agent's rates from the oldest sample kept to a reading
+// taken now.
+func (r *rates) current(now time.Time) []Rate {
+	last, ok := r.read()
+	if !ok {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.samples) < 2 {
+	if len(r.samples) == 0 {
 		return nil
 	}
-	first, last := r.samples[0], r.samples[len(r.samples)-1]
-	span := last.at.Sub(first.at)
-	if span <= 0 {
+	first := r.samples[0]
+	span := now.Sub(first.at)
+	if span < time.Second {
 		return nil
 	}
-	out := make([]Rate, 0, len(last.totals))
-	for agent, c := range last.totals {
+	out := make([]Rate, 0, len(last))
+	for agent, c := range last {
 		old := first.totals[agent]
 		out = append(out, Rate{
 			Agent:    agent,
