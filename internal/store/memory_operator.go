@@ -1,6 +1,7 @@
 package store
 
 import (
+	"container/list"
 	"context"
 	"slices"
 	"strings"
@@ -15,18 +16,20 @@ type memDeliveryLog struct {
 	max  int
 
 	mu    sync.Mutex
-	tasks map[memAttemptRef]*memAttemptLog
+	tasks map[memAttemptRef]*list.Element // of *memAttemptLog
+	lru   *list.List                      // least recently attempted first
 }
 
 type memAttemptRef struct{ agent, task string }
 
 type memAttemptLog struct {
+	ref      memAttemptRef
 	attempts []TaskAttempt
 	last     time.Time
 }
 
 func newMemDeliveryLog(g *gate, max int) *memDeliveryLog {
-	return &memDeliveryLog{gate: g, max: max, tasks: map[memAttemptRef]*memAttemptLog{}}
+	return &memDeliveryLog{gate: g, max: max, tasks: map[memAttemptRef]*list.Element{}, lru: list.New()}
 }
 
 func (m *memDeliveryLog) Add(_ context.Context, agent, taskID string, a TaskAttempt) error {
@@ -37,42 +40,28 @@ func (m *memDeliveryLog) Add(_ context.Context, agent, taskID string, a TaskAtte
 		return err
 	}
 	a.Endpoint, a.ID, a.Err = strings.Clone(a.Endpoint), strings.Clone(a.ID), strings.Clone(a.Err)
-	now := time.Now()
 	ref := memAttemptRef{strings.Clone(agent), strings.Clone(taskID)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.tasks[ref]
-	if l == nil {
-		if len(m.tasks) >= m.max {
-			m.evict(now)
+	el := m.tasks[ref]
+	if el == nil {
+		for m.lru.Len() >= m.max {
+			oldest := m.lru.Front()
+			delete(m.tasks, oldest.Value.(*memAttemptLog).ref)
+			m.lru.Remove(oldest)
 		}
-		l = &memAttemptLog{}
-		m.tasks[ref] = l
+		el = m.lru.PushBack(&memAttemptLog{ref: ref})
+		m.tasks[ref] = el
+	} else {
+		m.lru.MoveToBack(el)
 	}
+	l := el.Value.(*memAttemptLog)
 	l.attempts = append(l.attempts, a)
 	if n := len(l.attempts); n > MaxTaskAttempts {
 		l.attempts = slices.Delete(l.attempts, 0, n-MaxTaskAttempts)
 	}
-	l.last = now
+	l.last = time.Now()
 	return nil
-}
-
-// evict drops the expired logs, or else the one attempted least recently.
-func (m *memDeliveryLog) evict(now time.Time) {
-	var oldest memAttemptRef
-	var at time.Time
-	for ref, l := range m.tasks {
-		if now.Sub(l.last) > TaskAttemptRetention {
-			delete(m.tasks, ref)
-			continue
-		}
-		if at.IsZero() || l.last.Before(at) {
-			oldest, at = ref, l.last
-		}
-	}
-	if len(m.tasks) >= m.max {
-		delete(m.tasks, oldest)
-	}
 }
 
 func (m *memDeliveryLog) List(_ context.Context, agent, taskID string) ([]TaskAttempt, error) {
@@ -81,8 +70,14 @@ func (m *memDeliveryLog) List(_ context.Context, agent, taskID string) ([]TaskAt
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.tasks[memAttemptRef{agent, taskID}]
-	if l == nil || time.Since(l.last) > TaskAttemptRetention {
+	el := m.tasks[memAttemptRef{agent, taskID}]
+	if el == nil {
+		return nil, nil
+	}
+	l := el.Value.(*memAttemptLog)
+	if time.Since(l.last) > TaskAttemptRetention {
+		delete(m.tasks, l.ref)
+		m.lru.Remove(el)
 		return nil, nil
 	}
 	return slices.Clone(l.attempts), nil
