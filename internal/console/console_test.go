@@ -407,3 +407,37 @@ func TestTimelineIsToScale(t *testing.T) {
 		t.Errorf("the input-required segment starts at %v%% for %v, want 20%% for 1m", tl.Segments[2].X, tl.Segments[2].Dwell)
 	}
 }
+
+func TestSignOut(t *testing.T) {
+	f := newFixture(t, memStore(t))
+	c := f.client()
+	csrf := c.signIn(t, testOpsToken)
+	resp, _ := c.post(Prefix+"logout", url.Values{"csrf": {csrf}})
+	if resp.StatusCode != http.StatusSeeOther || c.cookies[sessionCookie] != nil {
+		t.Fatalf("sign-out: %d, cookie %v", resp.StatusCode, c.cookies[sessionCookie])
+	}
+	if resp, _ := c.get(Prefix); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("after sign-out the overview answered %d", resp.StatusCode)
+	}
+	if !strings.Contains(f.auditLog(), "console: signed out") {
+		t.Fatal("the sign-out is not in the audit log")
+	}
+}
+
+// What agents and callers choose (task ids, tenants, error texts) is
+// escaped wherever it is shown.
+func TestPagesEscapeWhatCallersChose(t *testing.T) {
+	st := memStore(t)
+	f := newFixture(t, st)
+	const evil = `x"><script>alert(1)</script>`
+	addTask(t, st, testAgent, evil, "acme"+evil, "working")
+	deadLetter(t, st, "ep", "n1", evil)
+	c := f.client()
+	c.signIn(t, testOpsToken)
+	for _, p := range []string{Prefix + "tasks?agent=demo", Prefix + "tasks/demo/" + url.PathEscape(evil), Prefix + "dead-letters", Prefix + "?done=" + url.QueryEscape(evil)} {
+		resp, page := c.get(p)
+		if resp.StatusCode != http.StatusOK || strings.Contains(page, "<script>alert") {
+			t.Errorf("GET %s: %d, unescaped: %v", p, resp.StatusCode, strings.Contains(page, "<script>alert"))
+		}
+	}
+}
