@@ -129,14 +129,9 @@ func (d *Deliverer) getDeadLetter(w http.ResponseWriter, r *http.Request) {
 
 func (d *Deliverer) redeliver(w http.ResponseWriter, r *http.Request) {
 	ep, id := r.PathValue("endpoint"), r.PathValue("id")
-	if err := d.st.Redeliver(r.Context(), ep, id); err != nil {
+	if err := d.Redeliver(r.Context(), ep, id); err != nil {
 		d.adminStoreError(w, "redeliver a dead letter", err)
 		return
-	}
-	d.log.Info("push: dead letter redelivered", "endpoint", ep, "id", id)
-	select {
-	case d.hints <- ep:
-	default:
 	}
 	adminapi.WriteJSON(w, http.StatusAccepted, map[string]string{"endpoint": ep, "id": id, "status": "queued"})
 }

@@ -192,6 +192,9 @@ type DeliveryOptions struct {
 	// because its receiver answered 410 Gone, so that its push config can
 	// be deleted. It runs on a worker and must not block.
 	OnDisabled func(endpoint string)
+	// Log, when set, receives every attempt with its task, for operators
+	// (store.OperatorConcerns).
+	Log store.DeliveryLog
 }
 
 // Validate reports every option out of range; field is the options' path
@@ -766,6 +769,7 @@ func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.At
 		return d.failed(ctx, n, atts, a, time.Time{}, reason)
 	case status >= 200 && status <= 299:
 		b.success()
+		d.logAttempt(ctx, n, a)
 		if err := d.ack(ctx, n, after); err != nil {
 			return false, time.Time{}, lostOr(err)
 		}
@@ -811,6 +815,7 @@ func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.A
 		return d.bury(ctx, n, atts, a, DeadRetriesExhausted, why)
 	}
 	a.RetryAt = next
+	d.logAttempt(ctx, n, a)
 	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
 		return false, time.Time{}, lostOr(err)
 	}
@@ -821,6 +826,7 @@ func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.A
 // bury dead-letters the head n with its final attempt a.
 func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, metric, reason string) (bool, time.Time, error) {
 	all := append(slices.Clone(atts), a)
+	d.logAttempt(ctx, n, a)
 	if err := d.st.DeadLetter(ctx, n.Endpoint, n.ID, reason, all); err != nil {
 		return false, time.Time{}, lostOr(err)
 	}
@@ -834,6 +840,7 @@ func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Att
 func (d *Deliverer) gone(ctx context.Context, n store.Delivery, a store.Attempt) (bool, time.Time, error) {
 	const reason = "endpoint disabled: the receiver answered 410 Gone"
 	a.Err = "receiver answered 410 Gone"
+	d.logAttempt(ctx, n, a)
 	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
 		return false, time.Time{}, lostOr(err)
 	}

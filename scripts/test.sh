@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: static checks (gofmt, go mod tidy, go vet, staticcheck,
 # deadcode), every test with the race detector, the multi-replica harness,
-# the deployment files' render check, then the interop suite with the
-# official A2A SDKs.
+# the deployment files' render check, the console's browser test, then the
+# interop suite with the official A2A SDKs.
 # Tests that need Redis start their own redis-server on a free port.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +23,7 @@ go test -race -count=1 -timeout 20m $(go list ./... | grep -v /scaletest)
 go test -race -count=1 -timeout 10m -v ./scaletest/
 # The deployment files (Dockerfile, Compose, Helm chart, Prometheus, Grafana) parse and render.
 ./scripts/deploy-check.sh
+# The operations console in a real headless browser (Debian's chromium), against the demo.
+./internal/console/e2e/run.sh
 # The official SDKs' clients and agents, end to end through the gateway.
 ./interop/run.sh

@@ -93,6 +93,9 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	if err := os.Setenv(demoAuthFlowKeyEnv, newDemoKey()); err != nil {
 		return err
 	}
+	if err := os.Setenv(demoConsoleKeyEnv, newDemoKey()); err != nil {
+		return err
+	}
 	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.String())
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
@@ -121,6 +124,10 @@ const demoOpsTokenEnv = "A2AGW_DEMO_OPS_TOKEN"
 // demoAuthFlowKeyEnv holds the key that seals credentials handed over for
 // the demo's "calendar" agent, made up at start-up.
 const demoAuthFlowKeyEnv = "A2AGW_DEMO_AUTHFLOW_KEY"
+
+// demoConsoleKeyEnv holds the key that signs the demo console's session
+// cookies, made up at start-up: sessions end with the demo.
+const demoConsoleKeyEnv = "A2AGW_DEMO_CONSOLE_KEY"
 
 // newDemoKey is a random credential encryption key, base64.
 func newDemoKey() string {
@@ -163,7 +170,16 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hook string) *co
 			Enabled: true,
 			Signing: config.PushSigning{KeyFiles: []string{pushKeyPath}},
 			Tenants: map[string]config.PushTenant{"demo": {Allowlist: []string{hook}}},
+			// Two quick retries and a short breaker, so a notification to
+			// a failing webhook is dead-lettered within seconds, and its
+			// redelivery from the console goes out soon after the
+			// webhook recovers.
+			Delivery: config.PushDelivery{
+				Schedule:        []duration.Duration{duration.Duration(time.Second), duration.Duration(2 * time.Second)},
+				BreakerCooldown: duration.Duration(3 * time.Second),
+			},
 		},
+		Console: config.ConsoleOptions{Enabled: true, SessionKeyEnv: demoConsoleKeyEnv},
 		Agents: []config.Agent{
 			// Short budgets, so a "never" task is escalated in the ops view
 			// a few seconds after it starts.
@@ -248,6 +264,14 @@ escalation:
 A token for another tenant:
 
   %[9]s token -key %[4]s -tenant other -subject bob
+
+The operations console (tasks and their timelines, dead letters, breakers, auth challenges):
+
+  http://%[2]s/console/    sign in with the ops token %[5]s
+
+A webhook that answers 503 until it is told to recover, to see notifications dead-lettered and
+redelivered from the console (register %[7]s/flaky as a push config; recover it with
+curl -X POST %[7]s/flaky/recover).
 
 The ops view (task lifecycles, counts by state) on the admin listener:
 

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -25,6 +26,13 @@ import (
 // demoWebhookPath is where the demo's receiver takes notifications.
 const demoWebhookPath = "/webhook"
 
+// Below demoFlakyPath the receiver answers 503 until a POST to
+// demoRecoverPath, to show retries, dead letters and redelivery.
+const (
+	demoFlakyPath   = demoWebhookPath + "/flaky"
+	demoRecoverPath = demoFlakyPath + "/recover"
+)
+
 const (
 	maxNotificationBytes = 4 << 20
 	maxJWKSBytes         = 1 << 20
@@ -34,7 +42,7 @@ const (
 // consumer of the relay would (the JWT against the keys the gateway
 // publishes, then the body against the JWT) and logs one line for each.
 type demoReceiver struct {
-	url     string // its own URL: the JWT audience
+	url     string // its URL: the JWT audience, with its path below it
 	jwksURL string
 	issuer  string
 	client  *http.Client
@@ -42,6 +50,8 @@ type demoReceiver struct {
 
 	mu   sync.Mutex
 	keys map[string]ed25519.PublicKey
+	// recovered is set once the flaky webhook was told to recover.
+	recovered atomic.Bool
 }
 
 func newDemoReceiver(url, jwksURL, issuer string, log *slog.Logger) *demoReceiver {
@@ -59,7 +69,7 @@ type notificationClaims struct {
 }
 
 func (rc *demoReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != demoWebhookPath {
+	if r.URL.Path != demoWebhookPath && r.URL.Path != demoFlakyPath && r.URL.Path != demoRecoverPath {
 		http.NotFound(w, r)
 		return
 	}
@@ -68,12 +78,23 @@ func (rc *demoReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	switch {
+	case r.URL.Path == demoRecoverPath:
+		rc.recovered.Store(true)
+		rc.log.Info("flaky webhook recovered: it takes notifications from now on")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case r.URL.Path == demoFlakyPath && !rc.recovered.Load():
+		rc.log.Info("flaky webhook: answering 503 until told to recover")
+		http.Error(w, "flaky webhook: not yet recovered", http.StatusServiceUnavailable)
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxNotificationBytes+1))
 	if err != nil || len(body) > maxNotificationBytes {
 		http.Error(w, "the notification could not be read", http.StatusBadRequest)
 		return
 	}
-	claims, err := rc.verify(r.Context(), r.Header, body)
+	claims, err := rc.verify(r.Context(), strings.TrimSuffix(rc.url, demoWebhookPath)+r.URL.Path, r.Header, body)
 	if err != nil {
 		rc.log.Warn("push notification refused", "err", err)
 		http.Error(w, "the notification is not signed by the gateway", http.StatusUnauthorized)
@@ -93,9 +114,9 @@ func (rc *demoReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// verify checks the notification JWT (where the gateway puts it) and that
-// it signs this body.
-func (rc *demoReceiver) verify(ctx context.Context, h http.Header, body []byte) (*notificationClaims, error) {
+// verify checks the notification JWT (where the gateway puts it), that it
+// is meant for aud, the webhook's URL, and that it signs this body.
+func (rc *demoReceiver) verify(ctx context.Context, aud string, h http.Header, body []byte) (*notificationClaims, error) {
 	raw := h.Get(push.HeaderNotificationJWT)
 	if raw == "" {
 		raw, _ = strings.CutPrefix(h.Get("Authorization"), "Bearer ")
@@ -107,7 +128,7 @@ func (rc *demoReceiver) verify(ctx context.Context, h http.Header, body []byte) 
 	_, err := jwt.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
 		return rc.key(ctx, kid)
-	}, jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithIssuer(rc.issuer), jwt.WithAudience(rc.url),
+	}, jwt.WithValidMethods([]string{"EdDSA"}), jwt.WithIssuer(rc.issuer), jwt.WithAudience(aud),
 		jwt.WithExpirationRequired(), jwt.WithIssuedAt())
 	if err != nil {
 		return nil, err

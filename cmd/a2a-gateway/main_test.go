@@ -32,6 +32,7 @@ func TestDemoConfigAndToken(t *testing.T) {
 	}
 	t.Setenv(demoOpsTokenEnv, "0123456789abcdef0123")
 	t.Setenv(demoAuthFlowKeyEnv, newDemoKey())
+	t.Setenv(demoConsoleKeyEnv, newDemoKey())
 	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", key+".jwks.json", filepath.Join(dir, "push-key.pem"), "127.0.0.1:4")
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("demo configuration: %v", err)

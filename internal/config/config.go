@@ -65,6 +65,8 @@ type Config struct {
 	AuthFlows AuthFlowOptions `yaml:"auth_flows"`
 	// ListTasks configures the gateway's paging of ListTasks.
 	ListTasks ListTasksOptions `yaml:"list_tasks"`
+	// Console is the operations console on the admin listener.
+	Console ConsoleOptions `yaml:"console"`
 	// lines is where each field stands in the file the configuration was
 	// read from, for messages about it (Locate).
 	lines *lineIndex
@@ -310,6 +312,7 @@ func (c *Config) ApplyDefaults() {
 	c.Push.ApplyDefaults(c.PublicURL)
 	c.AuthFlows.ApplyDefaults(c.PublicURL, c.Agents)
 	c.ListTasks.ApplyDefaults()
+	c.Console.ApplyDefaults()
 	for i := range c.Agents {
 		a := &c.Agents[i]
 		if a.JSONRPCPath == "" {
@@ -413,6 +416,9 @@ func (c *Config) ValidateEnv(env Env) error {
 		errs = append(errs, err)
 	}
 	if err := c.ListTasks.Validate(env); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Console.Validate(env); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := c.TrustedPrefixes(); err != nil {

@@ -199,7 +199,10 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		}
 		px.ServeHTTP(w, r)
 	}))
-	g.admin = g.adminMux()
+	if g.admin, err = g.withConsole(g.adminMux(), authn, st); err != nil {
+		g.Close()
+		return nil, err
+	}
 	return g, nil
 }
 

@@ -106,6 +106,7 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 	do := push.DeliveryOptionsOf(o)
 	// The worker must not block: the config is deleted on the side.
 	do.OnDisabled = func(ep string) { go p.relay.EndpointDisabled(ep) }
+	do.Log, _, _ = store.OperatorConcerns(st)
 	p.deliver = push.NewDeliverer(st.Delivery(), p.policies.Sender(signer, do.Timeout), do, m, log)
 	p.relay, err = push.NewRelay(push.RelayOptions{
 		Configs:  st.PushConfigs(),

@@ -188,13 +188,7 @@ func (t *Tracker) opsHold(hold bool) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		rec, err := t.modify(r.Context(), agent, task, func(rec *store.TaskLifecycle) bool {
-			if rec.LegalHold == hold {
-				return false
-			}
-			rec.LegalHold = hold
-			return true
-		})
+		rec, err := t.SetLegalHold(r.Context(), agent, task, hold, "ops API")
 		switch {
 		case errors.Is(err, errNoRecord):
 			adminapi.WriteError(w, http.StatusNotFound, "no record of this task")
@@ -203,7 +197,6 @@ func (t *Tracker) opsHold(hold bool) http.HandlerFunc {
 			t.opsStoreError(w, err)
 			return
 		}
-		t.log.Info("lifecycle: legal hold changed", "agent", agent, "task_id", task, "legal_hold", hold)
 		adminapi.WriteJSON(w, http.StatusOK, t.view(rec, time.Now(), true))
 	}
 }

@@ -151,24 +151,42 @@ func (t *Tracker) applyAnswer(ctx context.Context, rec store.TaskLifecycle, v a2
 
 // cancelUpstream cancels the task at the agent.
 func (t *Tracker) cancelUpstream(ctx context.Context, a Agent, rec store.TaskLifecycle, v a2a.Version, b budget) error {
-	res, err := t.caller.Call(ctx, a.Name, v, a2a.MethodCancelTask, params(a, rec, v))
-	var ae *a2a.Error
-	if errors.As(err, &ae) && ae.Code == a2a.ErrTaskNotCancelable.Code {
-		// It ended meanwhile; learn how.
+	state, notCancelable, err := t.cancelAtAgent(ctx, a, rec, v, store.EndedByWatchdog)
+	switch {
+	case notCancelable:
 		t.m.WatchdogAction(a.Name, actionRefreshed, b.state.String())
-		return t.reread(ctx, a, rec, v)
-	}
-	if err != nil {
+		return err
+	case errors.Is(err, errCancelCall):
 		t.m.WatchdogAction(a.Name, actionCancelFailed, b.state.String())
 		t.log.Warn("watchdog: cancel of a task over its budget failed", "agent", a.Name, "task_id", rec.TaskID,
 			"tenant", rec.Tenant, "state", rec.State, "err", err)
 		return nil
 	}
 	t.m.WatchdogAction(a.Name, actionCancel, b.state.String())
-	state, err := t.applyAnswer(ctx, rec, v, res, store.EndedByWatchdog)
 	t.log.Warn("watchdog: canceled a task over its budget", "agent", a.Name, "task_id", rec.TaskID, "tenant", rec.Tenant,
 		"state", rec.State, "state_since", rec.StateSince, "budget", b.limit.String(), "agent_says", state.String())
 	return err
+}
+
+// errCancelCall wraps the error of a CancelTask call the agent did not
+// answer with a task.
+var errCancelCall = errors.New("cancel call failed")
+
+// cancelAtAgent calls CancelTask and applies the answer, ended by endedBy.
+// An agent that says the task is not cancelable has ended it meanwhile:
+// the task is read again to learn how (notCancelable). A failed call
+// wraps errCancelCall.
+func (t *Tracker) cancelAtAgent(ctx context.Context, a Agent, rec store.TaskLifecycle, v a2a.Version, endedBy string) (state a2a.State, notCancelable bool, err error) {
+	res, err := t.caller.Call(ctx, a.Name, v, a2a.MethodCancelTask, params(a, rec, v))
+	var ae *a2a.Error
+	if errors.As(err, &ae) && ae.Code == a2a.ErrTaskNotCancelable.Code {
+		return a2a.StateUnknown, true, t.reread(ctx, a, rec, v)
+	}
+	if err != nil {
+		return a2a.StateUnknown, false, fmt.Errorf("%w: %w", errCancelCall, err)
+	}
+	state, err = t.applyAnswer(ctx, rec, v, res, endedBy)
+	return state, false, err
 }
 
 // escalation is the document POSTed to the operations webhook.

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// TaskAttempt is one delivery attempt of one of a task's notifications,
+// with the receiver's answer, as the task's delivery log keeps it.
+type TaskAttempt struct {
+	// Endpoint and ID name the notification (see Delivery).
+	Endpoint, ID string
+	Attempt
+}
+
+// DeliveryLog keeps each task's recent delivery attempts, across its push
+// configs, so that an operator can read what every receiver answered. The
+// delivery queue's own attempt logs go with each delivery; this one stays
+// with the task for TaskAttemptRetention after its last attempt.
+type DeliveryLog interface {
+	// Add appends a to the task's log, dropping the oldest entries beyond
+	// MaxTaskAttempts. Err is cut to MaxAttemptErrBytes.
+	Add(ctx context.Context, agent, taskID string, a TaskAttempt) error
+	// List returns the task's log, oldest first; nil when it has none.
+	List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error)
+}
+
+// DeadLetterDiscarder removes dead letters an operator gave up on.
+type DeadLetterDiscarder interface {
+	// DiscardDeadLetter deletes one dead letter; it reports whether there
+	// was one.
+	DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error)
+}
+
+// Limits and retention of the delivery log.
+const (
+	// MaxTaskAttempts bounds one task's delivery log.
+	MaxTaskAttempts = 100
+	// TaskAttemptRetention is how long a task's log is kept after its last
+	// attempt.
+	TaskAttemptRetention = 7 * 24 * time.Hour
+)
+
+// OperatorConcerns returns the delivery log and the dead-letter discarder
+// of a store this package opened, and false for any other Store. Call it
+// once per store and share what it returns: the embedded store's log lives
+// in the value returned.
+func OperatorConcerns(s Store) (DeliveryLog, DeadLetterDiscarder, bool) {
+	switch s := s.(type) {
+	case *memoryStore:
+		return newMemDeliveryLog(&s.gate, s.delivery.max), s.delivery, true
+	case *redisStore:
+		return &redisDeliveryLog{conn: s.conn}, s.delivery, true
+	}
+	return nil, nil, false
+}
+
+func checkTaskAttempt(agent, taskID string, a *TaskAttempt) error {
+	if err := checkName("agent name", agent); err != nil {
+		return err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return err
+	}
+	if err := checkDeliveryRef(a.Endpoint, a.ID); err != nil {
+		return err
+	}
+	if a.At.IsZero() {
+		return fmt.Errorf("%w: an attempt without a time", ErrInvalidArgument)
+	}
+	a.Err = clipText(a.Err, MaxAttemptErrBytes)
+	a.At, a.RetryAt = a.At.UTC(), a.RetryAt.UTC()
+	return nil
+}

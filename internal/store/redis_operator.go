@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// deliveryLogFamily keys the per-task delivery logs:
+// <prefix>:dlog:{<agent>:t:<task>}, a list of JSON attempts, newest last.
+const deliveryLogFamily = "dlog"
+
+// redisDeliveryLog is the Redis DeliveryLog: one capped list per task.
+type redisDeliveryLog struct {
+	conn *redisConn
+}
+
+func (r *redisDeliveryLog) key(agent, taskID string) string {
+	return r.conn.keys.refTagged(deliveryLogFamily, agent, Ref{Kind: RefTask, ID: taskID})
+}
+
+// taskAttemptJSON is an entry as stored.
+type taskAttemptJSON struct {
+	Endpoint string `json:"e"`
+	ID       string `json:"i"`
+	At       int64  `json:"t"`
+	Status   int    `json:"s,omitempty"`
+	Latency  int64  `json:"l,omitempty"`
+	Err      string `json:"x,omitempty"`
+	RetryAt  int64  `json:"r,omitempty"`
+}
+
+func (r *redisDeliveryLog) Add(ctx context.Context, agent, taskID string, a TaskAttempt) error {
+	if err := r.conn.gate.check(); err != nil {
+		return err
+	}
+	if err := checkTaskAttempt(agent, taskID, &a); err != nil {
+		return err
+	}
+	e := taskAttemptJSON{Endpoint: a.Endpoint, ID: a.ID, At: a.At.UnixNano(), Status: a.Status, Latency: int64(a.Latency), Err: a.Err}
+	if !a.RetryAt.IsZero() {
+		e.RetryAt = a.RetryAt.UnixNano()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	key := r.key(agent, taskID)
+	_, err = r.conn.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, key, b)
+		p.LTrim(ctx, key, -MaxTaskAttempts, -1)
+		p.Expire(ctx, key, TaskAttemptRetention)
+		return nil
+	})
+	if err != nil {
+		return r.conn.fail("delivery log add", err)
+	}
+	return nil
+}
+
+func (r *redisDeliveryLog) List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return nil, err
+	}
+	if err := checkName("agent name", agent); err != nil {
+		return nil, err
+	}
+	if err := checkName("task id", taskID); err != nil {
+		return nil, err
+	}
+	raw, err := r.conn.client.LRange(ctx, r.key(agent, taskID), 0, -1).Result()
+	if err != nil {
+		return nil, r.conn.fail("delivery log list", err)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make([]TaskAttempt, 0, len(raw))
+	for _, s := range raw {
+		var e taskAttemptJSON
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			return nil, fmt.Errorf("store: delivery log list: %w", err)
+		}
+		a := TaskAttempt{Endpoint: e.Endpoint, ID: e.ID, Attempt: Attempt{
+			At: time.Unix(0, e.At).UTC(), Status: e.Status, Latency: time.Duration(e.Latency), Err: e.Err,
+		}}
+		if e.RetryAt != 0 {
+			a.RetryAt = time.Unix(0, e.RetryAt).UTC()
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// deliveryDiscardLua deletes a dead letter and its index entry. KEYS[1]
+// the bucket's dead-letter index, KEYS[2] the dead letter.
+const deliveryDiscardLua = `
+local m = redis.call('HGET', KEYS[2], 'm')
+if not m then
+  return 0
+end
+redis.call('ZREM', KEYS[1], m)
+redis.call('DEL', KEYS[2])
+return 1
+`
+
+var deliveryDiscard = redis.NewScript(deliveryDiscardLua)
+
+func (r *redisDelivery) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
+	if err := r.conn.gate.check(); err != nil {
+		return false, err
+	}
+	if err := checkDeliveryRef(endpoint, id); err != nil {
+		return false, err
+	}
+	k := r.endpointKeys(endpoint)
+	n, err := deliveryDiscard.Run(ctx, r.conn.client, []string{k.keys[dkDead], k.deadKey(id)}).Int()
+	if err != nil {
+		return false, r.conn.fail("delivery discard dead letter", err)
+	}
+	return n == 1, nil
+}
