@@ -28,9 +28,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	requestctx "github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
@@ -73,7 +73,7 @@ type Options struct {
 	OpsToken string
 	// Authenticate verifies a JWT for sign-in with the ops scope; nil
 	// accepts only the ops token.
-	Authenticate func(ctx context.Context, bearer string) (*authz.Principal, error)
+	Authenticate func(ctx context.Context, bearer string) (*requestctx.Principal, error)
 	// Secure makes cookies Secure on every request (public_url is https);
 	// requests over TLS get them regardless.
 	Secure bool

@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	requestctx "github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
@@ -243,12 +244,12 @@ func addTask(t *testing.T, st store.Store, agent, id, tenant, state string, hist
 }
 
 // fakeAuthenticate accepts "jwt-with-scope" and "jwt-without-scope".
-func fakeAuthenticate(_ context.Context, bearer string) (*authz.Principal, error) {
+func fakeAuthenticate(_ context.Context, bearer string) (*requestctx.Principal, error) {
 	switch bearer {
 	case "jwt-with-scope":
-		return &authz.Principal{Tenant: "ops", Subject: "carol", Issuer: "corp", Scopes: []string{"read", "gateway:ops"}}, nil
+		return &requestctx.Principal{Tenant: "ops", Subject: "carol", Issuer: "corp", Scopes: []string{"read", "gateway:ops"}}, nil
 	case "jwt-without-scope":
-		return &authz.Principal{Tenant: "ops", Subject: "dave", Issuer: "corp", Scopes: []string{"read"}}, nil
+		return &requestctx.Principal{Tenant: "ops", Subject: "dave", Issuer: "corp", Scopes: []string{"read"}}, nil
 	}
 	return nil, &authz.AuthError{Reason: "invalid token"}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/console"
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (g *Gateway) withConsole(admin http.Handler, authn *authz.Authenticator, st
 		}
 	}
 	if o.OpsScope != "" {
-		co.Authenticate = func(ctx context.Context, bearer string) (*authz.Principal, error) {
+		co.Authenticate = func(ctx context.Context, bearer string) (*request.Principal, error) {
 			r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/", nil)
 			if err != nil {
 				return nil, err

@@ -48,6 +48,7 @@ var layer = map[string]int{
 	"bench/cmd/a2abench": 5,
 	"cmd/a2a-gateway":    5,
 	"cmd/demo-agent":     5,
+	"docs":               5,
 	"internal/gwtest":    5,
 	"scaletest":          5,
 }
@@ -60,7 +61,6 @@ var sameLayer = map[[2]string]string{
 	{"internal/store/storetest", "internal/store"}: "the conformance suite tests the store",
 	{"authz/flow", "authz"}:                        "the challenge endpoints authenticate callers as the proxy does",
 	{"authz/flow", "push"}:                         "an expired challenge is announced to the task's push consumers",
-	{"internal/console", "authz"}:                  "the operations console authenticates its callers",
 	{"internal/console", "metrics/lifecycle"}:      "the operations console shows task lifecycles",
 	{"internal/console", "push"}:                   "the operations console shows push deliveries",
 	{"bench/cmd/a2abench", "bench"}:                "the benchmark's command runs the benchmark",
