@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,25 +207,12 @@ func TestDockerfileProblems(t *testing.T) {
 // directory laid out like deploy/, with the file named rel replaced by text.
 func copyDeploy(t *testing.T, rel, text string) string {
 	t.Helper()
-	src := filepath.Join(repoRoot, "deploy")
-	dst := t.TempDir()
-	for _, p := range []string{"compose.yaml", "compose/gateway.yaml", "prometheus/prometheus.yml", "prometheus/alerts.yaml",
-		"grafana/a2a-gateway.json", "grafana/provisioning/datasources/prometheus.yaml", "grafana/provisioning/dashboards/a2a-gateway.yaml"} {
-		b, err := os.ReadFile(filepath.Join(src, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p == rel {
-			b = []byte(text)
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, p)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, p), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	files := []string{"compose.yaml", "compose/gateway.yaml", "prometheus/prometheus.yml", "prometheus/alerts.yaml",
+		"grafana/a2a-gateway.json", "grafana/provisioning/datasources/prometheus.yaml", "grafana/provisioning/dashboards/a2a-gateway.yaml"}
+	for i, f := range files {
+		files[i] = path.Join("deploy", f)
 	}
-	return dst
+	return filepath.Join(copyFiles(t, path.Join("deploy", rel), text, files...), "deploy")
 }
 
 func TestComposeProblems(t *testing.T) {
