@@ -391,3 +391,23 @@ func TestRegisteredMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestChartLinks(t *testing.T) {
+	chart := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(chart, "files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(chart, "alerts.yaml")
+	if err := os.WriteFile(target, []byte("groups: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../alerts.yaml", filepath.Join(chart, "files", "alerts.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkChartLinks(chart, map[string]string{"files/alerts.yaml": target}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, checkChartLinks(chart, map[string]string{"files/alerts.yaml": filepath.Join(chart, "other.yaml")}), "want")
+	copied := writeFile(t, "copy.yaml", "groups: []\n")
+	wantError(t, checkChartLinks(filepath.Dir(copied), map[string]string{"copy.yaml": target}), "is not a link")
+}

@@ -67,6 +67,11 @@ func run(args []string, out io.Writer) error {
 				filepath.Join(deploy, "prometheus", "tests", "alerts_test.yml"))
 		}},
 		{"chart values schema", func() error { return checkValuesSchema(filepath.Join(deploy, "helm", "a2a-gateway")) }},
+		{"chart files", func() error {
+			return checkChartLinks(filepath.Join(deploy, "helm", "a2a-gateway"), map[string]string{
+				"files/alerts.yaml": opt.rulesFile, "files/a2a-gateway.json": opt.dashboardFile,
+			})
+		}},
 		{"Grafana dashboard", func() error { return checkDashboard(filepath.Join(deploy, "grafana", "a2a-gateway.json")) }},
 		{"example configuration", func() error { return checkExampleConfig(filepath.Join(deploy, "examples", "gateway.yaml")) }},
 	}

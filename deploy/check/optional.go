@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -138,4 +139,27 @@ func portName(c *corev1.Container, n int) string {
 		}
 	}
 	return ""
+}
+
+// checkChartLinks wants the chart's copies of the rule file and the
+// dashboard to be links to them, so there is one file to edit; helm
+// package stores the content.
+func checkChartLinks(chart string, targets map[string]string) error {
+	var errs []error
+	for name, target := range targets {
+		link := filepath.Join(chart, name)
+		dest, err := os.Readlink(link)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s is not a link to %s: %w", link, target, err))
+			continue
+		}
+		got, err1 := filepath.Abs(filepath.Join(filepath.Dir(link), dest))
+		want, err2 := filepath.Abs(target)
+		if err := errors.Join(err1, err2); err != nil {
+			errs = append(errs, err)
+		} else if got != want {
+			errs = append(errs, fmt.Errorf("%s links to %s; want %s", link, dest, target))
+		}
+	}
+	return errors.Join(errs...)
 }
