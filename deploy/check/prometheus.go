@@ -60,7 +60,7 @@ var heading = regexp.MustCompile(`(?m)^## (.+)$`)
 
 // checkAlerts wants the required alerts, a runbook_url on every alert that
 // names an existing section of the runbooks, only metrics the gateway
-// registers, and a unit test in which each required alert fires.
+// registers, and a unit test in which each alert fires.
 func checkAlerts(rulesPath, runbooksPath, testsPath string) error {
 	groups, errs := rulefmt.ParseFile(rulesPath, false, model.UTF8Validation, promql, discardLogger())
 	if len(errs) > 0 {
@@ -128,8 +128,8 @@ type ruleTests struct {
 	} `yaml:"tests"`
 }
 
-// checkRuleTests wants the unit tests to load the rules and to show each
-// required alert firing; promtool itself runs them (scripts/deploy-check.sh).
+// checkRuleTests wants the unit tests to load the rules and to show every
+// alert firing; promtool itself runs them (scripts/deploy-check.sh).
 func checkRuleTests(path string, alerts map[string]bool) error {
 	var t ruleTests
 	if err := readYAML(path, &t); err != nil {
@@ -150,7 +150,7 @@ func checkRuleTests(path string, alerts map[string]bool) error {
 			}
 		}
 	}
-	for _, a := range requiredAlerts {
+	for _, a := range sortedKeys(alerts) {
 		if !fires[a] {
 			errs = append(errs, fmt.Errorf("%s: no test shows %s firing", path, a))
 		}
