@@ -4,6 +4,7 @@
 //	a2a-gateway check -config gateway.yaml   validate a configuration and exit
 //	a2a-gateway demo                         gateway + demo agent on loopback
 //	a2a-gateway token -key dev.pem ...       mint a development token
+//	a2a-gateway healthcheck                  ask a running gateway's /readyz
 package main
 
 import (
@@ -25,6 +26,7 @@ commands:
   check   validate a configuration file and exit
   demo    run the gateway and the demo agent on loopback, with an embedded store
   token   mint a development bearer token signed with a local key
+  healthcheck  ask the admin listener of a running gateway whether it is ready
 
 Run "a2a-gateway <command> -h" for the flags of a command.
 `
@@ -46,6 +48,8 @@ func main() {
 		err = runDemo(ctx, os.Args[2:], os.Stdout)
 	case "token":
 		err = runToken(os.Args[2:], os.Stdout)
+	case "healthcheck":
+		err = runHealthcheck(ctx, os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return

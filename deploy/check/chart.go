@@ -17,7 +17,7 @@ import (
 
 // check verifies that the rendered objects fit together and with the
 // gateway configuration they carry.
-func (m *manifests) check(all bool) error {
+func (m *manifests) check(opt *optional) error {
 	var errs []error
 	need := func(kind string, n int) {
 		if n == 0 {
@@ -29,9 +29,11 @@ func (m *manifests) check(all bool) error {
 	need("Service", len(m.services))
 	need("PodDisruptionBudget", len(m.pdbs))
 	need("HorizontalPodAutoscaler", len(m.hpas))
-	if all {
+	if opt != nil {
 		need("Secret", len(m.secrets))
 		need("ServiceMonitor", len(m.monitors))
+		need("PrometheusRule", len(m.rules))
+		need("NetworkPolicy", len(m.policies))
 	}
 	if len(m.deployments) != 1 {
 		return errors.Join(append(errs, fmt.Errorf("want one Deployment, got %d", len(m.deployments)))...)
@@ -41,7 +43,13 @@ func (m *manifests) check(all bool) error {
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	errs = append(errs, m.checkPod(d, cfg), m.checkServices(d), m.checkScaling(d, cfg), m.checkMonitors())
+	errs = append(errs, m.checkPod(d, cfg), m.checkServices(d), m.checkScaling(d, cfg), m.checkMonitors(), m.checkPolicies(d))
+	if opt != nil {
+		errs = append(errs, m.checkRules(opt.rulesFile), m.checkDashboardMap(opt.dashboardFile, opt.dashboardLabel))
+		if c, err := gatewayContainer(d); err == nil && !pinnedImage.MatchString(c.Image) {
+			errs = append(errs, fmt.Errorf("deployment %s: image %q is not by digest, though image.digest is set", d.Name, c.Image))
+		}
+	}
 	return errors.Join(errs...)
 }
 

@@ -45,7 +45,8 @@ func checkCompose(path string) error {
 		svc[name] = s
 	}
 	cfg, cfgErr := composeGateway(svc["gateway"])
-	errs := []error{cfgErr, composeRedis(svc["redis"]), composeGrafana(svc["grafana"], svc["prometheus"])}
+	errs := []error{cfgErr, composeRedis(svc["redis"]), composeGrafana(svc["grafana"], svc["prometheus"]),
+		composeImages(p), composeGrafanaPassword(path)}
 	if cfg != nil {
 		errs = append(errs, composeWiring(p, cfg, svc["gateway"]), composePrometheus(svc["prometheus"], cfg))
 	}
@@ -137,10 +138,76 @@ func composeGateway(s types.ServiceConfig) (*gatewayCompose, error) {
 	if _, err = listenPort("listen", cfg.Listen); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, composeHealthcheck(s))
 	if s.StopGracePeriod == nil || time.Duration(*s.StopGracePeriod) <= gc.timeout {
 		errs = append(errs, fmt.Errorf("service gateway: stop_grace_period must exceed shutdown.timeout (%s), or Docker kills draining streams", gc.timeout))
 	}
 	return gc, errors.Join(errs...)
+}
+
+// composeHealthcheck wants the gateway's healthcheck to run the binary's
+// own probe in exec form: the distroless image has no shell or curl.
+func composeHealthcheck(s types.ServiceConfig) error {
+	hc := s.HealthCheck
+	if hc == nil || hc.Disable || len(hc.Test) == 0 {
+		return errors.New("service gateway: no healthcheck; want test: [\"CMD\", \"/usr/local/bin/a2a-gateway\", \"healthcheck\"]")
+	}
+	if len(hc.Test) < 3 || hc.Test[0] != "CMD" || hc.Test[1] != wantEntrypoint[0] || hc.Test[2] != "healthcheck" {
+		return fmt.Errorf("service gateway: healthcheck %q; want the exec form [\"CMD\", %q, \"healthcheck\", ...] (the image has no shell)", hc.Test, wantEntrypoint[0])
+	}
+	for i, a := range hc.Test {
+		if (a == "--config" || a == "-config") && (i+1 >= len(hc.Test) || hc.Test[i+1] != gatewayConfigPath) {
+			return fmt.Errorf("service gateway: healthcheck reads another configuration than %s", gatewayConfigPath)
+		}
+	}
+	return nil
+}
+
+// exactTag is an image tag naming one release (major.minor.patch, with an
+// optional variant), not a moving line like 7.4 or latest.
+var exactTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-.][0-9A-Za-z.-]+)?$`)
+
+// composeImages wants every image pulled from a registry pinned to an
+// exact release or a digest; images the project builds are exempt.
+func composeImages(p *types.Project) error {
+	var errs []error
+	for _, name := range p.ServiceNames() {
+		s := p.Services[name]
+		if s.Build != nil {
+			continue
+		}
+		ref, _, _ := strings.Cut(s.Image, "@")
+		tag := ""
+		if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+			tag = ref[i+1:]
+		}
+		if !pinnedImage.MatchString(s.Image) && !exactTag.MatchString(tag) {
+			errs = append(errs, fmt.Errorf("service %s: image %q is not pinned to an exact version (x.y.z) or a digest", name, s.Image))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// requiredVar is Compose's ${NAME:?message}: the project does not start
+// unless NAME is set.
+var requiredVar = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*:\?[^}]+\}$`)
+
+// composeGrafanaPassword wants Grafana's admin password taken from a
+// required variable: no well-known default such as admin/admin.
+func composeGrafanaPassword(path string) error {
+	var raw struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := readYAML(path, &raw); err != nil {
+		return err
+	}
+	v, ok := raw.Services["grafana"].Environment["GF_SECURITY_ADMIN_PASSWORD"]
+	if !ok || !requiredVar.MatchString(v) {
+		return fmt.Errorf("service grafana: GF_SECURITY_ADMIN_PASSWORD is %q; want a required variable, ${NAME:?message}", v)
+	}
+	return nil
 }
 
 // gatewayCompose is what the other services must agree with.

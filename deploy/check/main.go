@@ -40,8 +40,9 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	root := fs.String("root", "../..", "repository root")
 	var manifests, manifestsAll stringList
+	dashboardLabel := fs.String("dashboard-label", "grafana_dashboard=1", "sidecar label (key=value) the dashboard ConfigMap of the -manifests-all renderings carries")
 	fs.Var(&manifests, "manifests", "helm template output to check (repeatable)")
-	fs.Var(&manifestsAll, "manifests-all", "helm template output rendered with every optional object on: must also hold a Secret and a ServiceMonitor (repeatable)")
+	fs.Var(&manifestsAll, "manifests-all", "helm template output rendered with every optional object on: must also hold a Secret, a ServiceMonitor, a PrometheusRule, a NetworkPolicy, the dashboard ConfigMap and an image by digest (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,6 +50,11 @@ func run(args []string, out io.Writer) error {
 		return fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	deploy := filepath.Join(*root, "deploy")
+	opt := &optional{
+		rulesFile:      filepath.Join(deploy, "prometheus", "alerts.yaml"),
+		dashboardFile:  filepath.Join(deploy, "grafana", "a2a-gateway.json"),
+		dashboardLabel: *dashboardLabel,
+	}
 	checks := []struct {
 		name string
 		run  func() error
@@ -56,6 +62,16 @@ func run(args []string, out io.Writer) error {
 		{"Dockerfile", func() error { return checkDockerfile(filepath.Join(deploy, "Dockerfile")) }},
 		{"compose.yaml", func() error { return checkCompose(filepath.Join(deploy, "compose.yaml")) }},
 		{"alert rules", func() error { return checkRuleFile(filepath.Join(deploy, "prometheus", "alerts.yaml")) }},
+		{"alerts, runbooks and rule tests", func() error {
+			return checkAlerts(filepath.Join(deploy, "prometheus", "alerts.yaml"), filepath.Join(*root, "docs", "runbooks.md"),
+				filepath.Join(deploy, "prometheus", "tests", "alerts_test.yml"))
+		}},
+		{"chart values schema", func() error { return checkValuesSchema(filepath.Join(deploy, "helm", "a2a-gateway")) }},
+		{"chart files", func() error {
+			return checkChartLinks(filepath.Join(deploy, "helm", "a2a-gateway"), map[string]string{
+				"files/alerts.yaml": opt.rulesFile, "files/a2a-gateway.json": opt.dashboardFile,
+			})
+		}},
 		{"Grafana dashboard", func() error { return checkDashboard(filepath.Join(deploy, "grafana", "a2a-gateway.json")) }},
 		{"example configuration", func() error { return checkExampleConfig(filepath.Join(deploy, "examples", "gateway.yaml")) }},
 	}
@@ -63,13 +79,13 @@ func run(args []string, out io.Writer) error {
 		checks = append(checks, struct {
 			name string
 			run  func() error
-		}{"manifests " + m, func() error { return checkManifestFile(m, false) }})
+		}{"manifests " + m, func() error { return checkManifestFile(m, nil) }})
 	}
 	for _, m := range manifestsAll {
 		checks = append(checks, struct {
 			name string
 			run  func() error
-		}{"manifests " + m, func() error { return checkManifestFile(m, true) }})
+		}{"manifests " + m, func() error { return checkManifestFile(m, opt) }})
 	}
 	var failed []string
 	for _, c := range checks {

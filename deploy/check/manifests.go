@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -28,6 +29,8 @@ type manifests struct {
 	pdbs        []*policyv1.PodDisruptionBudget
 	hpas        []*autoscalingv2.HorizontalPodAutoscaler
 	monitors    []*monitoringv1.ServiceMonitor
+	rules       []*monitoringv1.PrometheusRule
+	policies    []*networkingv1.NetworkPolicy
 }
 
 // decoder decodes YAML strictly (unknown or duplicate fields are errors)
@@ -41,7 +44,17 @@ var decoder = func() runtime.Decoder {
 	return json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{Yaml: true, Strict: true})
 }()
 
-func checkManifestFile(path string, all bool) error {
+// optional says what a rendering with every optional object on must
+// hold besides the default objects; nil for a default rendering.
+type optional struct {
+	// rulesFile and dashboardFile are the files the PrometheusRule and the
+	// dashboard ConfigMap must carry unchanged.
+	rulesFile, dashboardFile string
+	// dashboardLabel is the sidecar label (key=value) the ConfigMap must have.
+	dashboardLabel string
+}
+
+func checkManifestFile(path string, opt *optional) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -50,7 +63,7 @@ func checkManifestFile(path string, all bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := m.check(all); err != nil {
+	if err := m.check(opt); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
@@ -89,6 +102,10 @@ func decodeManifests(raw []byte) (*manifests, error) {
 			m.hpas = append(m.hpas, o)
 		case *monitoringv1.ServiceMonitor:
 			m.monitors = append(m.monitors, o)
+		case *monitoringv1.PrometheusRule:
+			m.rules = append(m.rules, o)
+		case *networkingv1.NetworkPolicy:
+			m.policies = append(m.policies, o)
 		default:
 			return nil, fmt.Errorf("document %d: unexpected kind %s", i, obj.GetObjectKind().GroupVersionKind())
 		}

@@ -66,3 +66,19 @@ grace, so that SIGKILL never cuts a draining pod.
 {{- define "a2a-gateway.terminationGracePeriodSeconds" -}}
 {{- add .Values.shutdown.preStopSleepSeconds .Values.shutdown.timeoutSeconds .Values.shutdown.streamGraceSeconds .Values.shutdown.marginSeconds }}
 {{- end }}
+
+{{/*
+The image reference: by digest when image.digest is set (the tag is then
+ignored, since a digest names exactly one image), else by tag (the
+chart's appVersion unless image.tag is set).
+*/}}
+{{- define "a2a-gateway.image" -}}
+{{- if .Values.image.digest }}
+{{- if not (regexMatch "^sha256:[0-9a-f]{64}$" .Values.image.digest) }}
+{{- fail (printf "image.digest %q is not a sha256 digest (sha256:<64 hex digits>)" .Values.image.digest) }}
+{{- end }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
