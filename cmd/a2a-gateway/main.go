@@ -4,6 +4,7 @@
 //	a2a-gateway check -config gateway.yaml   validate a configuration and exit
 //	a2a-gateway demo                         gateway + demo agent on loopback
 //	a2a-gateway token -key dev.pem ...       mint a development token
+//	a2a-gateway version                      print the version and build
 package main
 
 import (
@@ -16,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 const usage = `usage: a2a-gateway <command> [flags]
@@ -25,6 +28,7 @@ commands:
   check   validate a configuration file and exit
   demo    run the gateway and the demo agent on loopback, with an embedded store
   token   mint a development bearer token signed with a local key
+  version print the version, revision and Go version (also --version)
 
 Run "a2a-gateway <command> -h" for the flags of a command.
 `
@@ -46,6 +50,9 @@ func main() {
 		err = runDemo(ctx, os.Args[2:], os.Stdout)
 	case "token":
 		err = runToken(os.Args[2:], os.Stdout)
+	case "version", "-version", "--version":
+		runVersion(os.Stdout)
+		return
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return
@@ -61,6 +68,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// runVersion prints the one-line version: release, VCS revision and Go
+// version.
+func runVersion(out io.Writer) { fmt.Fprintln(out, version.Get()) }
 
 // newLogger builds the process logger.
 func newLogger(w io.Writer, level, format string) *slog.Logger {

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 func runServe(ctx context.Context, args []string) error {
@@ -26,6 +29,21 @@ func runServe(ctx context.Context, args []string) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	tracing, err := telemetry.Setup(ctx)
+	if err != nil {
+		return err
+	}
+	tracing.Install()
+	defer func() {
+		// The spans of the last requests, exported within a bound.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(flushCtx); err != nil {
+			log.Warn("spans not exported at exit", "err", err)
+		}
+	}()
+	b := version.Get()
+	log.Info("starting", "version", b.Version, "revision", b.Revision, "go", b.GoVersion, "traces", tracing.Exporter)
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		return err

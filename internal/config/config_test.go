@@ -19,7 +19,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	_, file, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(file), "..", "deploy", "examples", "gateway.yaml")
+	path := filepath.Join(filepath.Dir(file), "..", "..", "deploy", "examples", "gateway.yaml")
 	cfg, err := Load(path)
 	if err != nil {
 		t.Fatal(err)

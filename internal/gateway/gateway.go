@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -53,7 +55,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
-	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	var mopts []metrics.Option
 	if cfg.Lifecycle.TenantLabel {
 		mopts = append(mopts, metrics.WithTenantLabel(cfg.Lifecycle.MaxTenantLabels))
@@ -203,6 +205,19 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	return g, nil
 }
 
+// buildInfo is a2agw_build_info: always 1, its labels say which build
+// runs, so a dashboard can tell replicas of different releases apart.
+func buildInfo() prometheus.Collector {
+	b := version.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "a2agw_build_info",
+		Help:        "The running build: version, VCS revision and Go version; always 1.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	return g
+}
+
 // oversizedCredential refuses a credential too large to be accepted as an
 // invalid one, with the authenticator's challenge.
 func oversizedCredential(authn *authz.Authenticator) func(http.Header) *a2a.Error {
@@ -264,6 +279,13 @@ func (g *Gateway) adminMux() http.Handler {
 	mux.Handle("/ops/", g.tracker.OpsHandler())
 	if g.push != nil {
 		mux.Handle("/admin/push/", g.push.adminHandler())
+	}
+	if g.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
