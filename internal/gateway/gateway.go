@@ -25,6 +25,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		}
 	})
 
-	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
+	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Transport: telemetry.Transport(nil, "fetch jwks"), Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
 	if err != nil {
 		g.Close()
 		return nil, fmt.Errorf("auth: %w", err)
@@ -139,13 +140,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	px, err := proxy.New(proxy.Options{
 		Config: cfg,
 		Stages: []proxy.Stage{
-			authenticate(authn),
+			traced("authenticate", authenticate(authn)),
 			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
-			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
+			traced("authorize", authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit")))),
 			routeTenant,
 			g.push.stage,
 			resumeStreams(g.Relay()),
-			dd.Stage,
+			traced("dedupe", dd.Stage),
 			requireStore(health.check(st.Ping), dd.Covers),
 			tracker.Guard(),
 			g.auth.Resume,
@@ -187,7 +188,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.closers = append(g.closers, func() { stopSweep(); <-swept })
 	// Not a ServeMux: it would clean and redirect paths the proxy must see
 	// as sent (and refuse).
-	g.public = px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	g.public = telemetry.Handler(px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
 			cards.serveJWKS(w, r)
 			return
@@ -200,7 +201,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			return
 		}
 		px.ServeHTTP(w, r)
-	}))
+	})), "a2a-gateway")
 	g.admin = g.adminMux()
 	return g, nil
 }
