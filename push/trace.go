@@ -38,7 +38,7 @@ func startAttempt(ctx context.Context, n store.Delivery, r Request, receiver str
 		trace.WithAttributes(
 			attribute.String("a2a.task.id", n.TaskID),
 			attribute.String("a2a.push.notification.id", n.ID),
-			attribute.String("server.address", receiver),
+			attribute.String("a2a.push.receiver", receiver),
 		))
 }
 
