@@ -122,6 +122,10 @@ func TestTraceOfSendStreamAndPush(t *testing.T) {
 		t.Fatalf("send: HTTP %d %v: %s", resp.StatusCode, err, body)
 	}
 	agentSaw := env.Agent.Requests()[0].Header.Get("Traceparent")
+	// The caller's User-Agent, then the gateway's.
+	if ua := env.Agent.Requests()[0].Header.Get("User-Agent"); ua != "Go-http-client/1.1 a2a-gateway/dev" {
+		t.Fatalf("the agent saw User-Agent %q", ua)
+	}
 
 	// A streamed task with a push config inline.
 	rcv := newWebhook(t)
@@ -177,7 +181,9 @@ func TestTraceOfSendStreamAndPush(t *testing.T) {
 	if call.Kind != tracepb.Span_SPAN_KIND_CLIENT || agentSaw != "00-"+call.TraceID+"-"+call.SpanID+"-01" {
 		t.Fatalf("agent call span %s/%s (kind %v); the agent saw traceparent %q", call.TraceID, call.SpanID, call.Kind, agentSaw)
 	}
-	isRedis := func(s otlptest.Span) bool { return s.Attrs["db.system"] == "redis" || s.Attrs["db.system.name"] == "redis" }
+	isRedis := func(s otlptest.Span) bool {
+		return s.Attrs["db.system"] == "redis" || s.Attrs["db.system.name"] == "redis"
+	}
 	if !tree.under(server.SpanID, isRedis) {
 		t.Fatalf("no Redis span under the send; spans: %v", otlptest.Names(spans))
 	}
