@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
@@ -78,8 +79,9 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(telemetry.LogHandler(h))
 }

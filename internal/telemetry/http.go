@@ -6,8 +6,10 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
@@ -21,6 +23,9 @@ func Transport(base http.RoundTripper, name string) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	if !recording() {
+		return userAgent{base}
+	}
 	return otelhttp.NewTransport(userAgent{base},
 		otelhttp.WithTracerProvider(ChildrenOnly(otel.GetTracerProvider())),
 		otelhttp.WithSpanNameFormatter(func(string, *http.Request) string { return name }))
@@ -29,8 +34,30 @@ func Transport(base http.RoundTripper, name string) http.RoundTripper {
 // Handler wraps h with the server span of each request, continuing the
 // caller's trace from its traceparent. Handlers below name the span once
 // they know what the request is (proxy.serveAgent).
+//
+// With tracing off it only reads the caller's trace context, so that the
+// request's log lines still carry the caller's trace id: the HTTP
+// instrumentation costs several microseconds a request even when its spans
+// record nothing (BenchmarkHandlerOff).
 func Handler(h http.Handler, name string) http.Handler {
+	if !recording() {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Traceparent") != "" {
+				r = r.WithContext(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 	return otelhttp.NewHandler(h, name, otelhttp.WithSpanNameFormatter(func(op string, r *http.Request) string { return op + " " + r.Method }))
+}
+
+// recording reports whether spans can be recorded: false once Install put
+// in the no-op provider of tracing that is off. Components built before
+// any Install use the global provider, which records once one is
+// installed.
+func recording() bool {
+	_, off := otel.GetTracerProvider().(noop.TracerProvider)
+	return !off
 }
 
 type userAgent struct{ next http.RoundTripper }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/telemetry/otlptest"
@@ -107,4 +108,12 @@ func TestExportsOverHTTPAndGRPC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// traceRecorder is an SDK provider that keeps its spans in memory.
+func traceRecorder(t *testing.T) *sdktrace.TracerProvider {
+	t.Helper()
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp
 }
