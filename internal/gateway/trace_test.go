@@ -127,6 +127,15 @@ func TestTraceOfSendStreamAndPush(t *testing.T) {
 		t.Fatalf("the agent saw User-Agent %q", ua)
 	}
 
+	// A read of that task: authorization asks the store who owns it.
+	getSpan, h := clientSpan(t, tr, "client get")
+	resp, body = c.do(t, request{method: http.MethodPost, path: "/", header: h,
+		body: rpcBody(a2a.MethodGetTask, a2a.V10, c.nextID("g"), `{"id":"`+ev.TaskID+`"}`)})
+	getSpan.End()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("get: HTTP %d: %s", resp.StatusCode, body)
+	}
+
 	// A streamed task with a push config inline.
 	rcv := newWebhook(t)
 	send := inlineSends(c, "stream 3", rcv.url())[0]
@@ -191,6 +200,12 @@ func TestTraceOfSendStreamAndPush(t *testing.T) {
 		if isRedis(s) && (s.Attrs["db.statement"] != "" || s.Attrs["db.query.text"] != "") {
 			t.Fatalf("Redis span %s carries the command text", s.Name)
 		}
+	}
+
+	get := tree.child(t, getSpan.SpanContext().SpanID().String(), "get demo")
+	wantAttrs(t, get, map[string]string{"a2a.operation": "get", "a2a.task.id": ev.TaskID})
+	if authz := tree.child(t, get.SpanID, "authorize"); !tree.under(authz.SpanID, isRedis) {
+		t.Fatalf("no Redis span under the get's authorization; its children: %v", otlptest.Names(tree.children(authz.SpanID)))
 	}
 
 	// The stream: the same tree, and every delivery attempt a child of
