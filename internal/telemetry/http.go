@@ -23,7 +23,7 @@ func Transport(base http.RoundTripper, name string) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if !recording() {
+	if !Recording() {
 		return userAgent{base}
 	}
 	return otelhttp.NewTransport(userAgent{base},
@@ -40,7 +40,7 @@ func Transport(base http.RoundTripper, name string) http.RoundTripper {
 // instrumentation costs several microseconds a request even when its spans
 // record nothing (BenchmarkHandlerOff).
 func Handler(h http.Handler, name string) http.Handler {
-	if !recording() {
+	if !Recording() {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Traceparent") != "" {
 				r = r.WithContext(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
@@ -51,11 +51,12 @@ func Handler(h http.Handler, name string) http.Handler {
 	return otelhttp.NewHandler(h, name, otelhttp.WithSpanNameFormatter(func(op string, r *http.Request) string { return op + " " + r.Method }))
 }
 
-// recording reports whether spans can be recorded: false once Install put
-// in the no-op provider of tracing that is off. Components built before
+// Recording reports whether spans can be recorded: false once Install put
+// in the no-op provider of tracing that is off, so that components built
+// after it can leave their instrumentation out. Components built before
 // any Install use the global provider, which records once one is
 // installed.
-func recording() bool {
+func Recording() bool {
 	_, off := otel.GetTracerProvider().(noop.TracerProvider)
 	return !off
 }
