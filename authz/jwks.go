@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
@@ -253,7 +255,10 @@ func (k *remoteKeySet) current() *keySet { return k.keys.Load() }
 // begin returns the running fetch or starts one. Unless force is set, a
 // fetch that started less than minInterval ago (successful or not) means no
 // new one: the caller fails fast.
-func (k *remoteKeySet) begin(force bool) (*refreshCall, bool) {
+//
+// The fetch is traced under the span in ctx (a request waiting for an
+// unknown key) but never cancelled by it: other requests share the fetch.
+func (k *remoteKeySet) begin(ctx context.Context, force bool) (*refreshCall, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.inflight != nil {
@@ -271,7 +276,7 @@ func (k *remoteKeySet) begin(force bool) (*refreshCall, bool) {
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
-		err := k.fetch()
+		err := k.fetch(trace.ContextWithSpanContext(k.ctx, trace.SpanContextFromContext(ctx)))
 		k.mu.Lock()
 		k.inflight = nil
 		k.mu.Unlock()
@@ -297,7 +302,7 @@ func (k *remoteKeySet) wait(ctx context.Context, call *refreshCall) error {
 // refreshForUnknownKey reports whether a refresh completed, so a key lookup
 // is worth repeating.
 func (k *remoteKeySet) refreshForUnknownKey(ctx context.Context) bool {
-	call, ok := k.begin(false)
+	call, ok := k.begin(ctx, false)
 	if !ok {
 		return false
 	}
@@ -311,7 +316,7 @@ func (k *remoteKeySet) refreshForUnknownKey(ctx context.Context) bool {
 // logged rather than fatal: the identity provider may come up after the
 // gateway, and until it does tokens of this issuer are simply refused.
 func (k *remoteKeySet) start(ctx context.Context) {
-	call, ok := k.begin(true)
+	call, ok := k.begin(ctx, true)
 	delay := k.every
 	if ok {
 		if err := k.wait(ctx, call); err != nil {
@@ -340,7 +345,7 @@ func (k *remoteKeySet) loop(delay time.Duration) {
 		case <-t.C:
 		}
 		next := k.every
-		if call, ok := k.begin(true); ok {
+		if call, ok := k.begin(k.ctx, true); ok {
 			if err := k.wait(k.ctx, call); err != nil {
 				next = k.minInterval
 			}
@@ -357,16 +362,16 @@ func (k *remoteKeySet) stop() {
 	k.wg.Wait()
 }
 
-func (k *remoteKeySet) fetch() error {
-	err := k.fetchOnce()
+func (k *remoteKeySet) fetch(ctx context.Context) error {
+	err := k.fetchOnce(ctx)
 	if err != nil {
 		k.log.Warn("JWKS refresh failed", "jwks_url", k.logURL, "error", err)
 	}
 	return err
 }
 
-func (k *remoteKeySet) fetchOnce() error {
-	ctx, cancel := context.WithTimeout(k.ctx, k.timeout)
+func (k *remoteKeySet) fetchOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -400,7 +401,7 @@ func TestJWKSFetchErrors(t *testing.T) {
 			srv.set([]byte(tc.body), tc.status)
 			a := newTestAuth(t, Options{Issuers: []IssuerOptions{jwksOptions(srv.URL)}}, nil, nil)
 			r := a.remotes[0]
-			call, ok := r.begin(true)
+			call, ok := r.begin(context.Background(), true)
 			if !ok {
 				t.Fatal("forced refresh refused")
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
 // Agent is one upstream agent as the gateway serves it.
@@ -26,9 +27,10 @@ type Agent struct {
 	// PublicBase is the gateway URL the agent is mounted at (no trailing slash).
 	PublicBase string
 	cfg        config.Agent
-	// transport carries request/answer exchanges, streams the event streams.
-	transport *http.Transport
-	streams   *http.Transport
+	// transport carries request/answer exchanges, streams the event
+	// streams; each is its pool below with a client span per call.
+	transport, streams http.RoundTripper
+	pools              [2]*http.Transport
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
 }
@@ -50,9 +52,10 @@ func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 		// Requests are written once, so a small write buffer suffices; the
 		// stream pool reads with a small buffer too, because thousands of
 		// idle streams each hold one connection and its buffers.
-		transport: newTransport(dialer, c, 4096),
-		streams:   newTransport(dialer, c, 1024),
+		pools: [2]*http.Transport{newTransport(dialer, c, 4096), newTransport(dialer, c, 1024)},
 	}
+	a.transport = telemetry.Transport(a.pools[0], "call "+c.Name)
+	a.streams = telemetry.Transport(a.pools[1], "call "+c.Name)
 	if c.UpstreamAuthEnv != "" {
 		a.upstreamAuth = os.Getenv(c.UpstreamAuthEnv)
 	}
@@ -77,8 +80,9 @@ func (a *Agent) upstreamURL(escapedPath, rawQuery string) *url.URL {
 }
 
 func (a *Agent) close() {
-	a.transport.CloseIdleConnections()
-	a.streams.CloseIdleConnections()
+	for _, p := range a.pools {
+		p.CloseIdleConnections()
+	}
 }
 
 // newTransport is an agent's connection pool. Each agent has its own, so

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
 // hopHeaders are connection-scoped and never forwarded (RFC 9110 7.6.1).
@@ -77,6 +78,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		req.Header.Set("Authorization", s.Agent.upstreamAuth)
 	}
 	setUpstreamHeaders(req, r.Context())
+	req.Header.Set("User-Agent", telemetry.ForwardedUserAgent(r.Header.Get("User-Agent")))
 	req.Header.Del("Accept-Encoding")
 	setForwarded(req, r, g.trusted)
 
@@ -214,6 +216,7 @@ func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, pay
 	ctx = request.RenewBudget(ctx)
 	s.result = result
 	defer func() { s.result = nil }()
+	s.saw(ev)
 	for _, list := range [][]Observer{g.observers, s.observers} {
 		for _, o := range list {
 			if err := o.Observe(ctx, s, ev, payload); err != nil {

@@ -57,6 +57,10 @@ type Gateway struct {
 	trusted   trustedProxies
 	// oversizedCredential: see Options.OversizedCredential.
 	oversizedCredential func(http.Header) *a2a.Error
+	// accessLog is the access log's configuration; tenantOnSpans is
+	// tracing.tenant_attribute.
+	accessLog     config.AccessLogOptions
+	tenantOnSpans bool
 
 	streams atomic.Int64
 	// drainCtx is cancelled when open streams must end (shutdown).
@@ -76,6 +80,8 @@ func New(o Options) (*Gateway, error) {
 		eventID:   o.StreamEventID,
 
 		oversizedCredential: o.OversizedCredential,
+		accessLog:           o.Config.Log.Access,
+		tenantOnSpans:       o.Config.Tracing.TenantAttribute,
 	}
 	trusted, err := o.Config.TrustedPrefixes()
 	if err != nil {
@@ -169,7 +175,11 @@ func (g *Gateway) mount(r *http.Request) (*Agent, string) {
 // serveAgent classifies the request, runs the pipeline and accounts for it.
 func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, rel string) {
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) && g.checkHeader(r) == nil {
-		g.cards.ServeCard(w, r, a)
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		nameSpan(r, "card "+a.Name)
+		g.cards.ServeCard(rec, r, a)
+		g.accessCard(r, a, rec, start)
 		return
 	}
 	r = r.WithContext(request.OnPath(r.Context()))
@@ -178,11 +188,12 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	err := g.classify(rec, r, s)
 	if err == nil {
 		s.base = g.log
-		s.logAttrs = []any{"agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String()}
+		s.logAttrs = append(traceAttrs(r), "agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String())
+		g.startSpan(r, s)
 		err = g.handler(rec, r, s)
 	}
 	if s.base == nil {
-		s.base, s.logAttrs = g.log, []any{"agent", a.Name}
+		s.base, s.logAttrs = g.log, append(traceAttrs(r), "agent", a.Name)
 	}
 	if waited, spent := request.StoreWait(r.Context()); spent {
 		s.Log().Warn("the request's store wait budget ran out", "waited", waited.String())
@@ -194,8 +205,15 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		result = fmt.Sprintf("upstream_%dxx", rec.status/100)
 	}
 	op := s.Op.Method.String()
+	took := time.Since(s.Start)
 	g.metrics.Requests.WithLabelValues(a.Name, op, result).Inc()
-	g.metrics.RequestDuration.WithLabelValues(a.Name, op).Observe(time.Since(s.Start).Seconds())
+	g.metrics.RequestDuration.WithLabelValues(a.Name, op).Observe(took.Seconds())
+	reason := ""
+	if err != nil {
+		reason = result
+	}
+	g.endSpan(r, s, reason)
+	g.access(r, s, rec, reason, took)
 }
 
 // classify works out the binding and version, reads the bounded body and
@@ -342,6 +360,8 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	// bytes is what the body written so far came to, for the access log.
+	bytes int64
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -355,7 +375,9 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	if !s.wrote {
 		s.status, s.wrote = http.StatusOK, true
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach Flush and deadlines.

@@ -46,6 +46,10 @@ type Scope struct {
 	result []byte
 	// sent is set when the request is handed to the agent's transport.
 	sent bool
+	// seenTask and seenState are the task id and state the answer or the
+	// stream said last, for the span and the access line.
+	seenTask  string
+	seenState a2a.State
 }
 
 // Sent reports whether the request was handed to the agent: from then on

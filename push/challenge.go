@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 // An endpoint challenge proves, before a webhook's first delivery, that
@@ -48,6 +50,7 @@ func ChallengeEndpoint(ctx context.Context, client *http.Client, url, token stri
 		return fmt.Errorf("%w: %v", ErrChallengeFailed, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", version.UserAgent())
 	if token != "" {
 		req.Header.Set(HeaderNotificationToken, token)
 	}

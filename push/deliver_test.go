@@ -919,6 +919,7 @@ func TestPayloadRoundTrip(t *testing.T) {
 		URL: "https://hooks.example.com/a2a?x=1", ContentType: "application/a2a+json; charset=utf-8",
 		Body:  []byte("{\"a\":1}\n\x00\xff"),
 		Token: "tok", AuthScheme: "Basic", AuthCredentials: "c3RyaW5n", WebhookSecret: []byte("0123456789abcdef0123456789"),
+		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=1",
 	}
 	p, err := EncodePayload(r)
 	if err != nil {
@@ -929,7 +930,8 @@ func TestPayloadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.URL != r.URL || got.ContentType != r.ContentType || string(got.Body) != string(r.Body) || got.Token != r.Token ||
-		got.AuthScheme != r.AuthScheme || got.AuthCredentials != r.AuthCredentials || string(got.WebhookSecret) != string(r.WebhookSecret) {
+		got.AuthScheme != r.AuthScheme || got.AuthCredentials != r.AuthCredentials || string(got.WebhookSecret) != string(r.WebhookSecret) ||
+		got.TraceParent != r.TraceParent || got.TraceState != r.TraceState {
 		t.Fatalf("round trip = %+v, want %+v", got, r)
 	}
 	empty, err := EncodePayload(Request{URL: "http://h/", ContentType: "application/json"})

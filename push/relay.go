@@ -154,6 +154,7 @@ func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
 func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, configs []store.PushConfig) error {
 	var bodies renderings
 	var errs []error
+	traceParent, traceState := originOf(ctx)
 	to := make([]store.PushConfig, 0, len(configs))
 	ds := make([]store.Delivery, 0, len(configs))
 	for _, c := range configs {
@@ -170,6 +171,7 @@ func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, con
 		payload, err := EncodePayload(Request{
 			URL: c.URL, ContentType: a2a.ContentType(c.Version), Body: body, Token: c.Token,
 			AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, WebhookSecret: r.secret(c.Tenant),
+			TraceParent: traceParent, TraceState: traceState,
 		})
 		if err != nil {
 			// A config that cannot be encoded never will be: say so, and

@@ -14,7 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 // The payload of a notification (store.Delivery.Payload) as HTTPSender
@@ -45,6 +49,12 @@ type Request struct {
 	AuthScheme, AuthCredentials string
 	// WebhookSecret, when set, adds Standard Webhooks signatures.
 	WebhookSecret []byte
+	// TraceParent and TraceState are the W3C trace context of the request
+	// that produced the event, kept with the queued notification so that
+	// each delivery attempt, whenever and on whichever replica it runs, is
+	// a span of that trace; empty when the event came from no traced
+	// request.
+	TraceParent, TraceState string
 }
 
 type payloadHeader struct {
@@ -54,6 +64,8 @@ type payloadHeader struct {
 	AuthScheme      string `json:"authScheme,omitempty"`
 	AuthCredentials string `json:"authCredentials,omitempty"`
 	WebhookSecret   []byte `json:"webhookSecret,omitempty"`
+	TraceParent     string `json:"traceparent,omitempty"`
+	TraceState      string `json:"tracestate,omitempty"`
 }
 
 // EncodePayload renders r as a store.Delivery payload for HTTPSender.
@@ -67,6 +79,7 @@ func EncodePayload(r Request) ([]byte, error) {
 	h, err := json.Marshal(payloadHeader{
 		URL: r.URL, ContentType: r.ContentType, Token: r.Token,
 		AuthScheme: r.AuthScheme, AuthCredentials: r.AuthCredentials, WebhookSecret: r.WebhookSecret,
+		TraceParent: r.TraceParent, TraceState: r.TraceState,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("push: payload: %w", err)
@@ -102,6 +115,7 @@ func DecodePayload(p []byte) (Request, error) {
 	return Request{
 		URL: h.URL, ContentType: h.ContentType, Body: body, Token: h.Token,
 		AuthScheme: h.AuthScheme, AuthCredentials: h.AuthCredentials, WebhookSecret: h.WebhookSecret,
+		TraceParent: h.TraceParent, TraceState: h.TraceState,
 	}, nil
 }
 
@@ -180,21 +194,26 @@ func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Dura
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
 	}
+	ctx, span := startAttempt(ctx, n, r, receiver)
+	defer span.End()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: request to %s cannot be built", ErrUndeliverable, receiver)
+		return 0, 0, endAttempt(span, 0, fmt.Errorf("%w: request to %s cannot be built", ErrUndeliverable, receiver))
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", r.ContentType)
+	req.Header.Set("User-Agent", version.UserAgent())
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		err = redactURLError(err, receiver)
 		if errors.Is(err, ErrForbidden) {
-			return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
+			return 0, 0, endAttempt(span, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err))
 		}
-		return 0, 0, err
+		return 0, 0, endAttempt(span, 0, err)
 	}
 	defer resp.Body.Close()
+	_ = endAttempt(span, resp.StatusCode, nil)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseDrain))
 	var hint time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {

@@ -33,6 +33,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
@@ -126,7 +127,7 @@ func New(o Options) (*Flow, error) {
 		f.now = time.Now
 	}
 	if f.client == nil {
-		f.client = &http.Client{Timeout: exchangeTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		f.client = &http.Client{Transport: telemetry.Transport(nil, "oauth token"), Timeout: exchangeTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	for i := range o.Agents {
 		a := &o.Agents[i]

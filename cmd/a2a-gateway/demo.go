@@ -97,6 +97,14 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 		return err
 	}
 	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.String())
+	stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		pub.Close()
+		adm.Close()
+		hookLn.Close()
+		return err
+	}
+	defer stopTracing()
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		pub.Close()

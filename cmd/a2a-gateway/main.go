@@ -5,6 +5,7 @@
 //	a2a-gateway demo                         gateway + demo agent on loopback
 //	a2a-gateway token -key dev.pem ...       mint a development token
 //	a2a-gateway healthcheck                  ask a running gateway's /readyz
+//	a2a-gateway version                      print the version and build
 package main
 
 import (
@@ -17,6 +18,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 const usage = `usage: a2a-gateway <command> [flags]
@@ -26,7 +30,8 @@ commands:
   check   validate a configuration file and exit
   demo    run the gateway and the demo agent on loopback, with an embedded store
   token   mint a development bearer token signed with a local key
-  healthcheck  ask the admin listener of a running gateway whether it is ready
+  healthcheck ask the admin listener of a running gateway whether it is ready
+  version print the version, revision and Go version (also --version)
 
 Run "a2a-gateway <command> -h" for the flags of a command.
 `
@@ -50,6 +55,9 @@ func main() {
 		err = runToken(os.Args[2:], os.Stdout)
 	case "healthcheck":
 		err = runHealthcheck(ctx, os.Args[2:], os.Stdout)
+	case "version", "-version", "--version":
+		runVersion(os.Stdout)
+		return
 	case "-h", "--help", "help":
 		fmt.Fprint(os.Stdout, usage)
 		return
@@ -66,13 +74,18 @@ func main() {
 	}
 }
 
+// runVersion prints the one-line version: release, VCS revision and Go
+// version.
+func runVersion(out io.Writer) { fmt.Fprintln(out, version.Get()) }
+
 // newLogger builds the process logger.
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(telemetry.LogHandler(h))
 }

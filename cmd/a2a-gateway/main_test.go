@@ -380,3 +380,12 @@ func freePort(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+func TestVersionCommand(t *testing.T) {
+	var out bytes.Buffer
+	runVersion(&out)
+	// A test binary has no ldflags stamp and no module version.
+	if got := out.String(); !strings.HasPrefix(got, "a2a-gateway dev (revision ") || !strings.HasSuffix(got, ")\n") {
+		t.Fatalf("version output %q", got)
+	}
+}

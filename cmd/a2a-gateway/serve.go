@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
 
 func runServe(ctx context.Context, args []string) error {
@@ -31,12 +35,37 @@ func runServe(ctx context.Context, args []string) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
 	return gw.Run(ctx)
+}
+
+// startTracing installs the tracing the OTEL_* environment asks for and
+// logs the build and where spans go; stop flushes what is left, within a
+// bound.
+func startTracing(ctx context.Context, log *slog.Logger) (stop func(), err error) {
+	tracing, err := telemetry.Setup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tracing.Install()
+	b := version.Get()
+	log.Info("starting", "version", b.Version, "revision", b.Revision, "go", b.GoVersion, "traces", tracing.Exporter)
+	return func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(flushCtx); err != nil {
+			log.Warn("spans not exported at exit", "err", err)
+		}
+	}, nil
 }
 
 // runCheck finds everything serve would refuse before it connects to

@@ -24,8 +24,9 @@ var pinnedImage = regexp.MustCompile(`^[^@\s]+@sha256:[0-9a-f]{64}$`)
 // argRef matches $NAME and ${NAME} in a FROM line.
 var argRef = regexp.MustCompile(`\$\{(\w+)\}|\$(\w+)`)
 
-// versionLdflag stamps the release version into the gateway binary.
-const versionLdflag = "-X github.com/a2a-gateway/a2a-gateway/internal/version.version=${VERSION}"
+// versionLdflag stamps the release version and commit into the gateway
+// binary.
+const versionLdflag = "-X github.com/a2a-gateway/a2a-gateway/internal/version.version=${VERSION} -X github.com/a2a-gateway/a2a-gateway/internal/version.revision=${REVISION}"
 
 // ociLabels are the image annotations a registry and a scanner read.
 var ociLabels = []string{

@@ -27,11 +27,17 @@ type Config struct {
 	// AdminListen is the address of the admin listener: /metrics, /healthz,
 	// /readyz. Keep it off the public network.
 	AdminListen string `yaml:"admin_listen"`
+	// Pprof serves Go's profiles under /debug/pprof/ on the admin
+	// listener, never on the public one. Default false: profiles reveal
+	// memory contents and cost CPU while taken.
+	Pprof bool `yaml:"pprof"`
 	// PublicURL is the gateway's external base URL, written into rewritten
 	// agent cards. Defaults to http://<listen>.
 	PublicURL string `yaml:"public_url"`
-	// Log selects the log level and format.
+	// Log selects the log level and format, and the access log.
 	Log LogOptions `yaml:"log"`
+	// Tracing configures the spans' attributes.
+	Tracing TracingOptions `yaml:"tracing"`
 	// TrustedProxies are the CIDRs (or single addresses) of the proxies and
 	// load balancers in front of the gateway. Only from a peer in one of
 	// them are X-Forwarded-For, X-Forwarded-Host, X-Forwarded-Proto,
@@ -93,6 +99,8 @@ type LogOptions struct {
 	Level string `yaml:"level"`
 	// Format is json or text. Default json.
 	Format string `yaml:"format"`
+	// Access is the access log.
+	Access AccessLogOptions `yaml:"access"`
 }
 
 // Limits are the explicit bounds on request and response sizes and streams.
@@ -274,6 +282,7 @@ func (c *Config) ApplyDefaults() {
 	if c.Log.Format == "" {
 		c.Log.Format = "json"
 	}
+	c.Log.Access.applyDefaults()
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = 1 << 20
 	}
@@ -367,6 +376,7 @@ func (c *Config) ValidateEnv(env Env) error {
 	if c.Log.Format != "json" && c.Log.Format != "text" {
 		add("log.format", "want json or text, got %q", c.Log.Format)
 	}
+	c.Log.Access.validate(add)
 	if c.Limits.MaxBodyBytes < 1024 {
 		add("limits.max_body_bytes", "must be at least 1024")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/jose"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/proxy/card"
 )
@@ -43,7 +44,7 @@ func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
 		return nil, err
 	}
 	for _, a := range cfg.Agents {
-		cs.caches[a.Name] = card.NewCache(&http.Client{CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
+		cs.caches[a.Name] = card.NewCache(&http.Client{Transport: telemetry.Transport(nil, "fetch card"), CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
 	}
 	return cs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
+	"github.com/a2a-gateway/a2a-gateway/internal/version"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -53,7 +56,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
-	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	var mopts []metrics.Option
 	if cfg.Lifecycle.TenantLabel {
 		mopts = append(mopts, metrics.WithTenantLabel(cfg.Lifecycle.MaxTenantLabels))
@@ -79,7 +82,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		}
 	})
 
-	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
+	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Transport: telemetry.Transport(nil, "fetch jwks"), Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
 	if err != nil {
 		g.Close()
 		return nil, fmt.Errorf("auth: %w", err)
@@ -137,13 +140,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	px, err := proxy.New(proxy.Options{
 		Config: cfg,
 		Stages: []proxy.Stage{
-			authenticate(authn),
+			traced("authenticate", authenticate(authn)),
 			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
-			authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit"))),
+			traced("authorize", authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit")))),
 			routeTenant,
 			g.push.stage,
 			resumeStreams(g.Relay()),
-			dd.Stage,
+			traced("dedupe", dd.Stage),
 			requireStore(health.check(st.Ping), dd.Covers),
 			tracker.Guard(),
 			g.auth.Resume,
@@ -185,7 +188,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	g.closers = append(g.closers, func() { stopSweep(); <-swept })
 	// Not a ServeMux: it would clean and redirect paths the proxy must see
 	// as sent (and refuse).
-	g.public = px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	g.public = telemetry.Handler(px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
 			cards.serveJWKS(w, r)
 			return
@@ -198,12 +201,25 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 			return
 		}
 		px.ServeHTTP(w, r)
-	}))
+	})), "a2a-gateway")
 	if g.admin, err = g.withConsole(g.adminMux(), authn, st); err != nil {
 		g.Close()
 		return nil, err
 	}
 	return g, nil
+}
+
+// buildInfo is a2agw_build_info: always 1, its labels say which build
+// runs, so a dashboard can tell replicas of different releases apart.
+func buildInfo() prometheus.Collector {
+	b := version.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "a2agw_build_info",
+		Help:        "The running build: version, VCS revision and Go version; always 1.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	})
+	g.Set(1)
+	return g
 }
 
 // oversizedCredential refuses a credential too large to be accepted as an
@@ -267,6 +283,13 @@ func (g *Gateway) adminMux() http.Handler {
 	mux.Handle("/ops/", g.tracker.OpsHandler())
 	if g.push != nil {
 		mux.Handle("/admin/push/", g.push.adminHandler())
+	}
+	if g.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -55,7 +56,7 @@ func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy
 		// A dead holder's tasks are found soon after its lease runs out.
 		scan = min(scan, ps.LeaseTTL.D()/3)
 	}
-	cards := &cardCapabilities{px: px, client: &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirects}, seen: map[string]cachedCapabilities{}}
+	cards := &cardCapabilities{px: px, client: &http.Client{Transport: telemetry.Transport(nil, "fetch card"), Timeout: 10 * time.Second, CheckRedirect: noRedirects}, seen: map[string]cachedCapabilities{}}
 	sub, err := push.NewSubscriber(push.SubscriberOptions{
 		Relay:        g.Relay(),
 		Configs:      st.PushConfigs(),

@@ -9,7 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
 // redisMaxRetries lets go-redis retry a command once, which absorbs a pooled
@@ -33,7 +37,7 @@ func newRedisClient(r RedisOptions) (redis.UniversalClient, error) {
 		// which is what each node's certificate is checked against.
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	return redis.NewUniversalClient(&redis.UniversalOptions{
+	client := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:         r.Addrs,
 		MasterName:    r.MasterName,
 		IsClusterMode: r.ClusterMode,
@@ -52,7 +56,20 @@ func newRedisClient(r RedisOptions) (redis.UniversalClient, error) {
 		// Request deadlines bound Redis calls as well as the timeouts above.
 		ContextTimeoutEnabled: true,
 		DisableIdentity:       true,
-	}), nil
+	})
+	// Spans for the commands of traced requests only, without the commands'
+	// text: keys name tenants and values hold tokens and payloads. Without
+	// tracing the hook is left out: it allocates on every command.
+	if !telemetry.Recording() {
+		return client, nil
+	}
+	if err := redisotel.InstrumentTracing(client,
+		redisotel.WithTracerProvider(telemetry.ChildrenOnly(otel.GetTracerProvider())),
+		redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false)); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("store.redis: tracing: %w", err)
+	}
+	return client, nil
 }
 
 // redisConn is what every Redis concern shares: the client, the key layout

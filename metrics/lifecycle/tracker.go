@@ -32,6 +32,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
 
@@ -228,6 +229,7 @@ func New(o Options) (*Tracker, error) {
 	}
 	if t.webhook == nil {
 		t.webhook = &http.Client{
+			Transport:     telemetry.Transport(nil, "ops webhook"),
 			Timeout:       webhookTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
