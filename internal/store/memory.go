@@ -49,7 +49,7 @@ func NewMemory(o Options) Store {
 	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
 	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
 	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
-	s.delivery = newMemDelivery(&s.gate, o.Memory.MaxEntries)
+	s.delivery = newMemDelivery(o.Memory.MaxEntries)
 	s.push = newMemPushConfigs(&s.gate, o.Memory.MaxEntries)
 	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries, s.push)
 	s.challenge = newMemChallenges(&s.gate, o.Memory.MaxEntries)
@@ -90,7 +90,7 @@ func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
 
 func (s *memoryStore) Lifecycle() Lifecycle { return s.lifecycle }
 
-func (s *memoryStore) Delivery() DeliveryStore { return s.delivery }
+func (s *memoryStore) Delivery() DeliveryStore { return checkedDelivery{&s.gate, s.delivery} }
 
 func (s *memoryStore) PushConfigs() PushConfigs { return s.push }
 

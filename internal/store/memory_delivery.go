@@ -22,7 +22,6 @@ const memDeliveryMaxBytes = 512 << 20
 // remembered ids together; at the bound, remembered ids go first, then the
 // oldest dead letters, and only then is Enqueue refused.
 type memDelivery struct {
-	gate     *gate
 	max      int
 	maxBytes int
 
@@ -66,9 +65,9 @@ type memDone struct {
 	at  time.Time
 }
 
-func newMemDelivery(g *gate, maxEntries int) *memDelivery {
+func newMemDelivery(maxEntries int) *memDelivery {
 	return &memDelivery{
-		gate: g, max: maxEntries, maxBytes: memDeliveryMaxBytes,
+		max: maxEntries, maxBytes: memDeliveryMaxBytes,
 		queues:   map[string]*memQueue{},
 		dead:     map[memDeliveryRef]*memDead{},
 		byMember: map[string]*memDead{},
@@ -105,41 +104,63 @@ func copyDelivery(d Delivery) Delivery {
 }
 
 func (m *memDelivery) Enqueue(_ context.Context, d Delivery) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDelivery(&d); err != nil {
-		return false, err
-	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, queued, err := m.enqueue(d, time.Now())
+	return queued, err
+}
+
+func (m *memDelivery) EnqueueAll(_ context.Context, ds []Delivery) ([]bool, []error) {
+	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, d := range ds {
+		_, queued[i], errs[i] = m.enqueue(d, now)
+	}
+	return queued, errs
+}
+
+func (m *memDelivery) EnqueueClaim(_ context.Context, d Delivery, holder string, ttl time.Duration) (bool, bool, Delivery, []Attempt, error) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, queued, err := m.enqueue(d, now)
+	if err != nil || !queued || !m.claim(q, holder, ttl, now) {
+		return queued, false, Delivery{}, nil, err
+	}
+	head, atts, _ := q.head()
+	return true, true, head, atts, nil
+}
+
+// enqueue is Enqueue with m.mu held; q is d's queue.
+func (m *memDelivery) enqueue(d Delivery, now time.Time) (q *memQueue, queued bool, err error) {
 	d.Enqueued, _ = nanoTime("enqueued", d.Enqueued)
 	if d.Enqueued.IsZero() {
 		d.Enqueued = now.Round(0).UTC()
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(d.Endpoint, true)
+	q = m.queue(d.Endpoint, true)
 	if q.disabled(now) {
-		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+		return q, false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
 	}
 	if _, ok := q.queued[d.ID]; ok {
-		return false, nil
+		return q, false, nil
 	}
 	if at, ok := q.done[d.ID]; ok && now.Sub(at) < DeliveryIDRetention {
-		return false, nil
+		return q, false, nil
 	}
 	if len(q.items) >= MaxQueueLength {
-		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+		return q, false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
 	}
 	m.forget(q, d.ID)
 	if err := m.makeRoom(1, len(d.Payload), now); err != nil {
-		return false, err
+		return q, false, err
 	}
 	d.ID, d.TaskID = strings.Clone(d.ID), strings.Clone(d.TaskID)
 	d.Endpoint = q.endpoint
 	d.Payload = copyDelivery(d).Payload
 	m.push(q, d, now)
-	return true, nil
+	return q, true, nil
 }
 
 // push appends d to q and makes q due now unless it is due already.
@@ -196,24 +217,29 @@ func (m *memDelivery) dropOldestDone() bool {
 }
 
 func (m *memDelivery) Next(_ context.Context, endpoint string) (Delivery, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Delivery{}, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, false, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(endpoint, false)
-	if q == nil || len(q.items) == 0 {
-		return Delivery{}, false, nil
-	}
-	return copyDelivery(q.items[0]), true, nil
+	d, _, ok, err := m.Head(context.Background(), endpoint)
+	return d, ok, err
 }
 
-// head checks that id is q's head: nil and false when id is not queued
+func (m *memDelivery) Head(_ context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, atts, ok := m.queue(endpoint, false).head()
+	return d, atts, ok, nil
+}
+
+// head returns copies of q's head and its attempt log; false when q is nil
+// or empty.
+func (q *memQueue) head() (Delivery, []Attempt, bool) {
+	if q == nil || len(q.items) == 0 {
+		return Delivery{}, nil, false
+	}
+	return copyDelivery(q.items[0]), slices.Clone(q.attempts[q.items[0].ID]), true
+}
+
+// isHead checks that id is q's head: nil and false when id is not queued
 // (nothing to do), ErrNotHead when it is queued behind the head.
-func (m *memDelivery) head(q *memQueue, id string) (bool, error) {
+func (m *memDelivery) isHead(q *memQueue, id string) (bool, error) {
 	if q == nil {
 		return false, nil
 	}
@@ -249,30 +275,30 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 }
 
 func (m *memDelivery) Ack(_ context.Context, endpoint, id string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
+	_, _, _, err := m.AckHead(context.Background(), endpoint, id, "")
+	return err
+}
+
+func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.head(q, id)
-	if !ok {
-		return err
+	ok, err := m.isHead(q, id)
+	if err != nil {
+		return Delivery{}, nil, false, err
 	}
-	m.pop(q, time.Now())
-	return nil
+	if ok {
+		m.pop(q, now)
+	}
+	next, atts, found := q.head()
+	if !found && q != nil && holder != "" && q.leased(now) && q.holder == holder {
+		q.holder, q.leaseExpiry = "", time.Time{}
+	}
+	return next, atts, found, nil
 }
 
 func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	atts, err := normalizeAttempts(attempts)
 	if err != nil {
 		return err
@@ -281,7 +307,7 @@ func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string,
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.head(q, id)
+	ok, err := m.isHead(q, id)
 	if !ok {
 		return err
 	}
@@ -322,16 +348,7 @@ func (m *memDelivery) dropDead(e *memDead) {
 }
 
 func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string) (int, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, err
-	}
-	reason = strings.Clone(clipText(reason, MaxReasonBytes))
-	if reason == "" {
-		reason = "disabled"
-	}
+	reason = strings.Clone(reason)
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -347,12 +364,6 @@ func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string
 }
 
 func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
@@ -363,16 +374,6 @@ func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attemp
 }
 
 func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a Attempt) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
-	a, err := normalizeAttempt(a)
-	if err != nil {
-		return err
-	}
 	a.Err = strings.Clone(a.Err)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -389,18 +390,27 @@ func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a At
 }
 
 func (m *memDelivery) ClaimEndpoint(_ context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, err
-	}
+	ok, _, _, _, err := m.ClaimHead(context.Background(), endpoint, holder, ttl)
+	return ok, err
+}
+
+func (m *memDelivery) ClaimHead(_ context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, true)
+	if !m.claim(q, holder, ttl, now) {
+		return false, Delivery{}, nil, false, nil
+	}
+	d, atts, ok := q.head()
+	return true, d, atts, ok, nil
+}
+
+// claim gives q's lease to holder for ttl unless another holds it, and
+// then keeps q from being due before the lease runs out.
+func (m *memDelivery) claim(q *memQueue, holder string, ttl time.Duration, now time.Time) bool {
 	if q.leased(now) && q.holder != holder {
-		return false, nil
+		return false
 	}
 	if q.holder != holder {
 		q.holder = strings.Clone(holder)
@@ -410,16 +420,10 @@ func (m *memDelivery) ClaimEndpoint(_ context.Context, endpoint, holder string, 
 		q.due = q.leaseExpiry
 		heap.Fix(&m.due, q.dueAt)
 	}
-	return true, nil
+	return true
 }
 
 func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string, next time.Time) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkRelease(endpoint, holder, next); err != nil {
-		return err
-	}
 	now := time.Now()
 	if next.IsZero() {
 		next = now
@@ -444,12 +448,6 @@ func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string
 }
 
 func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkEndpointsLimit(limit); err != nil {
-		return nil, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -476,12 +474,6 @@ func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) 
 }
 
 func (m *memDelivery) Depth(_ context.Context, endpoint string) (int, time.Time, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, time.Time{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
@@ -492,9 +484,6 @@ func (m *memDelivery) Depth(_ context.Context, endpoint string) (int, time.Time,
 }
 
 func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
@@ -509,12 +498,6 @@ func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
 }
 
 func (m *memDelivery) DeadLetters(_ context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkDeadLetterLimit(limit); err != nil {
-		return nil, "", err
-	}
 	after, err := decodeDeadCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -547,12 +530,6 @@ func (e *memDead) copyOut() DeadLetter {
 }
 
 func (m *memDelivery) GetDeadLetter(_ context.Context, endpoint, id string) (DeadLetter, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return DeadLetter{}, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return DeadLetter{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.dead[memDeliveryRef{endpoint, id}]
@@ -563,12 +540,6 @@ func (m *memDelivery) GetDeadLetter(_ context.Context, endpoint, id string) (Dea
 }
 
 func (m *memDelivery) Redeliver(_ context.Context, endpoint, id string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -154,7 +154,7 @@ func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
 
 func (s *redisStore) Lifecycle() Lifecycle { return s.lifecycle }
 
-func (s *redisStore) Delivery() DeliveryStore { return s.delivery }
+func (s *redisStore) Delivery() DeliveryStore { return checkedDelivery{s.conn.gate, s.delivery} }
 
 func (s *redisStore) PushConfigs() PushConfigs { return s.push }
 

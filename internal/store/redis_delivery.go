@@ -462,24 +462,12 @@ func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Scri
 }
 
 func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDelivery(&d); err != nil {
-		return false, err
-	}
 	keys, args := r.enqueueCall(d, time.Now())
 	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, keys, args, enqueueOutcomes...)
 	return enqueueResult(d, out, err)
 }
 
 func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, false, err
-	}
 	k := r.endpointKeys(endpoint)
 	msgs, err := r.conn.client.XRangeN(ctx, k.keys[dkQueue], "-", "+", 1).Result()
 	if err != nil {
@@ -520,12 +508,6 @@ func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 }
 
 func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	k := r.endpointKeys(endpoint)
 	out, err := r.runOutcome(ctx, "delivery ack", r.ack, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention)), "ok", "gone", "nothead")
 	if err != nil {
@@ -538,12 +520,6 @@ func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
 }
 
 func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	log, err := encodeAttemptLog(attempts)
 	if err != nil {
 		return err
@@ -563,18 +539,6 @@ func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason str
 }
 
 func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, err
-	}
-	reason = clipText(reason, MaxReasonBytes)
-	if reason == "" {
-		// The marker's value is its reason; Redis cannot store an empty
-		// string any differently, but a reason helps whoever reads it.
-		reason = "disabled"
-	}
 	k := r.endpointKeys(endpoint)
 	total := 0
 	for {
@@ -591,15 +555,7 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 	}
 }
 
-// Head is Next and Attempts of the head in one round trip, for the
-// delivery workers.
 func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, nil, false, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.head.Run(ctx, r.conn.client, k.keys, k.args(time.Now())...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -608,19 +564,7 @@ func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []
 	return headReply(k, endpoint, "delivery head", v)
 }
 
-// AckHead is Ack, then Head, in one round trip: a worker that delivered
-// the head learns what comes next. When the queue is empty, holder's lease
-// is given up with it (released), as ReleaseEndpoint would; "" keeps it.
 func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if len(holder) > MaxNameBytes {
-		return Delivery{}, nil, false, fmt.Errorf("%w: holder is %d bytes, over the limit of %d", ErrInvalidArgument, len(holder), MaxNameBytes)
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.ackHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -644,15 +588,7 @@ func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string
 	return headReply(k, endpoint, "delivery ack", v)
 }
 
-// ClaimHead is ClaimEndpoint, then Head, in one round trip; the head is
-// read only when holder has the endpoint.
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, Delivery{}, nil, false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, Delivery{}, nil, false, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.claimHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
 	if err != nil {
@@ -704,12 +640,6 @@ func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt,
 }
 
 func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return nil, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.conn.client.HGet(ctx, k.keys[dkAttempts], id).Result()
 	if errors.Is(err, redis.Nil) {
@@ -726,16 +656,6 @@ func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]At
 }
 
 func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
-	a, err := normalizeAttempt(a)
-	if err != nil {
-		return err
-	}
 	line, err := json.Marshal(attemptToJSON(a))
 	if err != nil {
 		return fmt.Errorf("store: delivery record attempt: %w", err)
@@ -752,12 +672,6 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 }
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, err
-	}
 	k := r.endpointKeys(endpoint)
 	n, err := r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Int()
 	if err != nil {
@@ -767,12 +681,6 @@ func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder stri
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkRelease(endpoint, holder, next); err != nil {
-		return err
-	}
 	now := time.Now()
 	if next.IsZero() {
 		next = now
@@ -785,12 +693,6 @@ func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder st
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkEndpointsLimit(limit); err != nil {
-		return nil, err
-	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	cmds := make([]*redis.ZSliceCmd, deliveryBuckets)
 	pipe := r.conn.client.Pipeline()
@@ -821,12 +723,6 @@ func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, err
 }
 
 func (r *redisDelivery) Depth(ctx context.Context, endpoint string) (int, time.Time, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, time.Time{}, err
-	}
 	k := r.endpointKeys(endpoint)
 	pipe := r.conn.client.Pipeline()
 	n := pipe.XLen(ctx, k.keys[dkQueue])
@@ -846,9 +742,6 @@ func (r *redisDelivery) Depth(ctx context.Context, endpoint string) (int, time.T
 }
 
 func (r *redisDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
 	counts := make([]*redis.StringCmd, deliveryBuckets)
 	heads := make([]*redis.ZSliceCmd, deliveryBuckets)
 	pipe := r.conn.client.Pipeline()
@@ -884,12 +777,6 @@ func (r *redisDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
 }
 
 func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkDeadLetterLimit(limit); err != nil {
-		return nil, "", err
-	}
 	after, err := decodeDeadCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -952,12 +839,6 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 }
 
 func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return DeadLetter{}, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return DeadLetter{}, false, err
-	}
 	key := r.endpointKeys(endpoint).deadKey(id)
 	h, err := r.conn.client.HGetAll(ctx, key).Result()
 	if err != nil {
@@ -974,12 +855,6 @@ func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) 
 }
 
 func (r *redisDelivery) Redeliver(ctx context.Context, endpoint, id string) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	k := r.endpointKeys(endpoint)
 	keys := append(k.keys, k.deadKey(id))
 	out, err := r.runOutcome(ctx, "delivery redeliver", r.redeliver, keys, k.args(time.Now(), MaxQueueLength), "ok", "missing", "full")
