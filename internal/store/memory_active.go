@@ -23,10 +23,7 @@ func newMemActive(g *gate, maxEntries int) *memActive {
 }
 
 func (m *memActive) Track(_ context.Context, tenant, agent, taskID string, active bool) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTrack(tenant, agent, taskID); err != nil {
+	if err := m.gate.check(checkTrack(tenant, agent, taskID)); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -60,13 +57,7 @@ func (m *memActive) Track(_ context.Context, tenant, agent, taskID string, activ
 }
 
 func (m *memActive) Count(_ context.Context, tenant string, window time.Duration) (int, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkName("tenant", tenant); err != nil {
-		return 0, err
-	}
-	if err := checkWindow(window); err != nil {
+	if err := m.gate.check(checkName("tenant", tenant), checkWindow(window)); err != nil {
 		return 0, err
 	}
 	cutoff := time.Now().Add(-window)

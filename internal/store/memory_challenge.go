@@ -99,13 +99,7 @@ func timedOut(c Challenge, now time.Time) bool {
 }
 
 func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkChallenge(c); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkPositive("keep", keep); err != nil {
+	if err := m.gate.check(checkChallenge(c), checkPositive("keep", keep)); err != nil {
 		return Challenge{}, false, err
 	}
 	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
@@ -132,10 +126,7 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 }
 
 func (m *memChallenges) Get(_ context.Context, id string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("challenge id", id); err != nil {
+	if err := m.gate.check(checkName("challenge id", id)); err != nil {
 		return Challenge{}, false, err
 	}
 	m.mu.Lock()
@@ -175,13 +166,7 @@ func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, err
 }
 
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
+	if err := m.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	m.mu.Lock()
@@ -194,16 +179,7 @@ func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challe
 }
 
 func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("method", method); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("credential", sealed); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkPositive("credential ttl", ttl); err != nil {
+	if err := m.gate.check(checkName("method", method), checkSealed("credential", sealed), checkPositive("credential ttl", ttl)); err != nil {
 		return Challenge{}, err
 	}
 	m.mu.Lock()
@@ -220,13 +196,7 @@ func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []
 }
 
 func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("verifier", sealedVerifier); err != nil {
+	if err := m.gate.check(checkName("state digest", stateDigest), checkSealed("verifier", sealedVerifier)); err != nil {
 		return Challenge{}, err
 	}
 	m.mu.Lock()
@@ -242,10 +212,7 @@ func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, se
 }
 
 func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
+	if err := m.gate.check(checkName("state digest", stateDigest)); err != nil {
 		return Challenge{}, nil, err
 	}
 	m.mu.Lock()
@@ -271,10 +238,7 @@ func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now tim
 }
 
 func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+	if err := m.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
 		return Challenge{}, nil, err
 	}
 	m.mu.Lock()
@@ -298,10 +262,7 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 }
 
 func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+	if err := m.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
 		return Challenge{}, false, err
 	}
 	m.mu.Lock()
@@ -325,13 +286,7 @@ func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now 
 }
 
 func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
+	if err := m.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	m.mu.Lock()
@@ -348,13 +303,7 @@ func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challeng
 }
 
 func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
-	if err := checkChallengeLimit(limit); err != nil {
+	if err := m.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()

@@ -27,7 +27,7 @@ type memDelivery struct {
 
 	mu        sync.Mutex
 	queues    map[string]*memQueue
-	due       memDueHeap
+	due       indexedHeap[*memQueue]
 	dead      map[memDeliveryRef]*memDead
 	deadOrder []string // members, sorted
 	byMember  map[string]*memDead
@@ -69,6 +69,7 @@ func newMemDelivery(maxEntries int) *memDelivery {
 	return &memDelivery{
 		max: maxEntries, maxBytes: memDeliveryMaxBytes,
 		queues:   map[string]*memQueue{},
+		due:      indexedHeap[*memQueue]{less: dueBefore, at: func(q *memQueue) *int { return &q.dueAt }},
 		dead:     map[memDeliveryRef]*memDead{},
 		byMember: map[string]*memDead{},
 	}
@@ -171,7 +172,7 @@ func (m *memDelivery) push(q *memQueue, d Delivery, now time.Time) {
 	m.bytes += len(d.Payload)
 	if q.dueAt < 0 {
 		q.due = now
-		heap.Push(&m.due, q)
+		m.due.place(q, true)
 	}
 }
 
@@ -269,7 +270,7 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	q.done[d.ID] = now
 	m.doneLog = append(m.doneLog, memDone{ref: memDeliveryRef{q.endpoint, d.ID}, at: now})
 	if len(q.items) == 0 && q.dueAt >= 0 {
-		heap.Remove(&m.due, q.dueAt)
+		m.due.place(q, false)
 	}
 	return d
 }
@@ -418,7 +419,7 @@ func (m *memDelivery) claim(q *memQueue, holder string, ttl time.Duration, now t
 	q.leaseExpiry = now.Add(ttl)
 	if q.dueAt >= 0 && q.due.Before(q.leaseExpiry) {
 		q.due = q.leaseExpiry
-		heap.Fix(&m.due, q.dueAt)
+		m.due.place(q, true)
 	}
 	return true
 }
@@ -439,11 +440,7 @@ func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string
 		return nil
 	}
 	q.due = next
-	if q.dueAt >= 0 {
-		heap.Fix(&m.due, q.dueAt)
-	} else {
-		heap.Push(&m.due, q)
-	}
+	m.due.place(q, true)
 	return nil
 }
 
@@ -454,19 +451,19 @@ func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) 
 	// The due heap's smallest entries, found by walking it from the root
 	// with a frontier ordered the same way: O(limit log limit).
 	var out []string
-	frontier := memDueHeap{}
-	if len(m.due) > 0 {
-		frontier = append(frontier, m.due[0])
+	frontier := indexedHeap[*memQueue]{less: dueBefore}
+	if m.due.Len() > 0 {
+		frontier.items = append(frontier.items, m.due.items[0])
 	}
-	for len(frontier) > 0 && len(out) < limit {
-		q := frontier.popFrontier()
+	for frontier.Len() > 0 && len(out) < limit {
+		q := heap.Pop(&frontier).(*memQueue)
 		if q.due.After(now) {
 			break
 		}
 		out = append(out, q.endpoint)
 		for _, c := range []int{2*q.dueAt + 1, 2*q.dueAt + 2} {
-			if c < len(m.due) {
-				frontier.pushFrontier(m.due[c])
+			if c < m.due.Len() {
+				heap.Push(&frontier, m.due.items[c])
 			}
 		}
 	}
@@ -488,7 +485,7 @@ func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
 	defer m.mu.Unlock()
 	n := 0
 	var oldest time.Time
-	for _, q := range m.due {
+	for _, q := range m.due.items {
 		n += len(q.items)
 		if at := q.items[0].Enqueued; oldest.IsZero() || at.Before(oldest) {
 			oldest = at
@@ -600,67 +597,4 @@ func (m *memDelivery) sweep(now time.Time) {
 	}
 }
 
-// memDueHeap orders queues by due time, keeping each queue's dueAt current.
-type memDueHeap []*memQueue
-
-func (h memDueHeap) Len() int           { return len(h) }
-func (h memDueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-
-func (h memDueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].dueAt = i
-	h[j].dueAt = j
-}
-
-func (h *memDueHeap) Push(x any) {
-	q := x.(*memQueue)
-	q.dueAt = len(*h)
-	*h = append(*h, q)
-}
-
-func (h *memDueHeap) Pop() any {
-	old := *h
-	q := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	q.dueAt = -1
-	return q
-}
-
-// pushFrontier and popFrontier use a memDueHeap as a plain priority queue
-// that leaves the queues' dueAt alone, for Endpoints' walk of the real heap.
-func (h *memDueHeap) pushFrontier(q *memQueue) {
-	*h = append(*h, q)
-	for i := len(*h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !(*h)[i].due.Before((*h)[p].due) {
-			break
-		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
-		i = p
-	}
-}
-
-func (h *memDueHeap) popFrontier() *memQueue {
-	old := *h
-	top := old[0]
-	last := len(old) - 1
-	old[0] = old[last]
-	old[last] = nil
-	*h = old[:last]
-	for i := 0; ; {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < last && old[l].due.Before(old[s].due) {
-			s = l
-		}
-		if r < last && old[r].due.Before(old[s].due) {
-			s = r
-		}
-		if s == i {
-			break
-		}
-		old[i], old[s] = old[s], old[i]
-		i = s
-	}
-	return top
-}
+func dueBefore(a, b *memQueue) bool { return a.due.Before(b.due) }

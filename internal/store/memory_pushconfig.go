@@ -84,10 +84,7 @@ func (m *memPushConfigs) Put(_ context.Context, c PushConfig) (bool, error) {
 }
 
 func (m *memPushConfigs) Get(_ context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return PushConfig{}, false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
+	if err := m.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
 		return PushConfig{}, false, err
 	}
 	m.mu.Lock()
@@ -103,10 +100,7 @@ func (m *memPushConfigs) Get(_ context.Context, agent, taskID, id string) (PushC
 }
 
 func (m *memPushConfigs) List(_ context.Context, agent, taskID string) ([]PushConfig, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -121,10 +115,7 @@ func (m *memPushConfigs) List(_ context.Context, agent, taskID string) ([]PushCo
 }
 
 func (m *memPushConfigs) Delete(_ context.Context, agent, taskID, id string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
+	if err := m.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
 		return false, err
 	}
 	ref := TaskRef{agent, taskID}
@@ -146,10 +137,7 @@ func (m *memPushConfigs) Delete(_ context.Context, agent, taskID, id string) (bo
 }
 
 func (m *memPushConfigs) Watched(_ context.Context, limit int) ([]TaskRef, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkWatchedLimit(limit); err != nil {
+	if err := m.gate.check(checkWatchedLimit(limit)); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -173,10 +161,7 @@ func (m *memPushConfigs) Watched(_ context.Context, limit int) ([]TaskRef, error
 }
 
 func (m *memPushConfigs) Finish(_ context.Context, agent, taskID string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -187,13 +187,7 @@ func parseTaskRefValue(v string) (agent, taskID string, err error) {
 func dueMember(taskID, id string) string { return escape(taskID) + "|" + escape(id) }
 
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkChallenge(c); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkPositive("keep", keep); err != nil {
+	if err := r.conn.gate.check(checkChallenge(c), checkPositive("keep", keep)); err != nil {
 		return Challenge{}, false, err
 	}
 	scopes, _ := json.Marshal(nonNil(c.Scopes))
@@ -223,10 +217,7 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 }
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("challenge id", id); err != nil {
+	if err := r.conn.gate.check(checkName("challenge id", id)); err != nil {
 		return Challenge{}, false, err
 	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeIDFamily, id), false)
@@ -262,13 +253,7 @@ func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (ag
 }
 
 func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
+	if err := r.conn.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
@@ -283,16 +268,7 @@ func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Ch
 }
 
 func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("method", method); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("credential", sealed); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkPositive("credential ttl", ttl); err != nil {
+	if err := r.conn.gate.check(checkName("method", method), checkSealed("credential", sealed), checkPositive("credential ttl", ttl)); err != nil {
 		return Challenge{}, err
 	}
 	c, ok, err := r.Get(ctx, id)
@@ -307,13 +283,7 @@ func (r *redisChallenges) Complete(ctx context.Context, id, method string, seale
 }
 
 func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("verifier", sealedVerifier); err != nil {
+	if err := r.conn.gate.check(checkName("state digest", stateDigest), checkSealed("verifier", sealedVerifier)); err != nil {
 		return Challenge{}, err
 	}
 	c, ok, err := r.Get(ctx, id)
@@ -339,10 +309,7 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 }
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
+	if err := r.conn.gate.check(checkName("state digest", stateDigest)); err != nil {
 		return Challenge{}, nil, err
 	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeStateFamily, stateDigest), true)
@@ -360,10 +327,7 @@ func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now
 }
 
 func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+	if err := r.conn.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
 		return Challenge{}, nil, err
 	}
 	c, cred, err := r.run(ctx, "challenge use", challengeUseScript, agent, taskID, id, now)
@@ -378,10 +342,7 @@ func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now
 }
 
 func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
+	if err := r.conn.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
 		return Challenge{}, false, err
 	}
 	keys := r.taskKeys(agent, taskID)
@@ -406,13 +367,7 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 }
 
 func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
+	if err := r.conn.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	v, err := challengeCloseScript.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), "", 0).Slice()
@@ -430,13 +385,7 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
-	if err := checkChallengeLimit(limit); err != nil {
+	if err := r.conn.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
 		return nil, err
 	}
 	members, err := r.conn.client.ZRangeByScore(ctx, r.tagged(challengeDueFamily, agent), &redis.ZRangeBy{

@@ -319,10 +319,7 @@ func indexKey(base string, f LifecycleFilter) string {
 }
 
 func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return TaskLifecycle{}, false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
+	if err := r.conn.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
 		return TaskLifecycle{}, false, err
 	}
 	key := r.recordKey(agent, taskID)
@@ -461,10 +458,7 @@ func (r *redisLifecycle) saved(key string, cmd *redis.Cmd) (int64, bool, error) 
 }
 
 func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkLifecycleFilter(f, limit); err != nil {
+	if err := r.conn.gate.check(checkLifecycleFilter(f, limit)); err != nil {
 		return nil, "", err
 	}
 	after, paged, err := decodeLifecycleCursor(cursor)
@@ -601,10 +595,7 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 }
 
 func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
+	if err := r.conn.gate.check(checkName("agent name", agent)); err != nil {
 		return nil, err
 	}
 	base := r.indexBase(agent)
@@ -630,10 +621,7 @@ func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[st
 }
 
 func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
+	if err := r.conn.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
 		return false, err
 	}
 	key := r.recordKey(agent, taskID)
@@ -661,10 +649,7 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLease(name, holder, ttl); err != nil {
+	if err := r.conn.gate.check(checkLease(name, holder, ttl)); err != nil {
 		return false, err
 	}
 	var b strings.Builder

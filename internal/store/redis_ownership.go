@@ -86,10 +86,7 @@ func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner O
 
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkRefs(agent, refs); err != nil {
+	if err := r.conn.gate.check(checkRefs(agent, refs)); err != nil {
 		return nil, err
 	}
 	out := make([]Owner, len(refs))

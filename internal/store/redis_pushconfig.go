@@ -102,10 +102,7 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 }
 
 func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return PushConfig{}, false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
+	if err := r.conn.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
 		return PushConfig{}, false, err
 	}
 	v, err := r.conn.client.HGet(ctx, r.key(agent, taskID), id).Bytes()
@@ -123,10 +120,7 @@ func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (P
 }
 
 func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]PushConfig, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := r.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return nil, err
 	}
 	all, err := r.conn.client.HGetAll(ctx, r.key(agent, taskID)).Result()
@@ -146,10 +140,7 @@ func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]Pu
 }
 
 func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
+	if err := r.conn.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
 		return false, err
 	}
 	n, err := r.conn.client.HDel(ctx, r.key(agent, taskID), id).Result()
@@ -162,10 +153,7 @@ func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string)
 // Watched reads the first limit entries of every bucket in one pipeline
 // and merges them.
 func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkWatchedLimit(limit); err != nil {
+	if err := r.conn.gate.check(checkWatchedLimit(limit)); err != nil {
 		return nil, err
 	}
 	cmds := make([]*redis.ZSliceCmd, pushWatchBuckets)
