@@ -24,6 +24,7 @@ import (
 //	  url    authorization URL
 //	  st     status              m          method
 //	  crt, exp, cmp, usd   created, expires, completed, used: Unix ms
+//	  cu     when the credential's lifetime ends, Unix ms
 //	  ost    digest of the bound OAuth state
 //	  ovf    sealed PKCE verifier
 //	<prefix>:achc:{<agent>:t:<task id>}   sealed credential, expiring
@@ -66,6 +67,9 @@ end
 local function pending(st)
   return st == 'open' or st == 'completed'
 end
+local function lapsed(now)
+  return tonumber(redis.call('HGET', KEYS[1], 'cu') or '0') <= now
+end
 local function timed_out(st, exp, now)
   return st == 'expired' or (pending(st) and exp <= now)
 end
@@ -91,7 +95,7 @@ if timed_out(st, exp, now) then return {-2} end
 if st ~= 'open' then return {-3} end
 local ttl = math.min(tonumber(ARGV[5]), exp - now)
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
-redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2])
+redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2], 'cu', string.format('%.0f', now + ttl))
 redis.call('HDEL', KEYS[1], 'ost', 'ovf')
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
@@ -120,7 +124,7 @@ local now = tonumber(ARGV[2])
 if timed_out(st, exp, now) then return {-2} end
 if st ~= 'completed' then return {-3} end
 local cred = redis.call('GET', KEYS[2])
-if not cred then return {-2} end
+if not cred or lapsed(now) then return {-2} end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'st', 'used', 'usd', ARGV[2])
 return {1, redis.call('HGETALL', KEYS[1]), cred}
@@ -128,8 +132,9 @@ return {1, redis.call('HGETALL', KEYS[1]), cred}
 	challengeExpireScript = redis.NewScript(challengeStatusPrelude + `
 local st, exp = current(ARGV[1])
 if not st then return {-1} end
-local lapsed = st == 'completed' and redis.call('EXISTS', KEYS[2]) == 0
-if pending(st) and (exp <= tonumber(ARGV[2]) or lapsed) then
+local now = tonumber(ARGV[2])
+local gone = st == 'completed' and (redis.call('EXISTS', KEYS[2]) == 0 or lapsed(now))
+if pending(st) and (exp <= now or gone) then
   redis.call('HSET', KEYS[1], 'st', 'expired')
   redis.call('HDEL', KEYS[1], 'ost', 'ovf')
   redis.call('DEL', KEYS[2])
