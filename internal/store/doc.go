@@ -7,8 +7,8 @@
 // # Shape of a concern
 //
 // Each concern is one small interface (Ownership in ownership.go, Dedupe in
-// dedupe.go) with
-// argument checks shared by every implementation, and two implementations:
+// dedupe.go) with argument checks shared by every implementation, and two
+// implementations:
 //
 //   - Redis (redis_ownership.go): a go-redis UniversalClient, so standalone,
 //     Sentinel and Cluster deployments all work. The key layout is documented
@@ -20,15 +20,19 @@
 //     semantics, a bounded size and a sweep run by the store's janitor, for a
 //     gateway running as a single replica.
 //
-// Store has one accessor per concern. The conformance suite in
-// store/storetest runs the same cases against the memory store, a standalone
-// redis-server and a Redis Cluster, so the two implementations cannot drift.
+// Store has one accessor per concern. Every operation opens with one
+// gate.check call that refuses it once the store is closed and runs the
+// argument checks; the delivery concern does this once for both back ends
+// (checkedDelivery in delivery.go). The conformance suite in
+// internal/store/storetest runs the same cases against the memory store, a
+// standalone redis-server, a Redis Cluster and a Sentinel deployment
+// (conformance_test.go), so the two implementations cannot drift.
 //
 // To add a concern: define its interface and argument checks in <concern>.go,
 // add an accessor to Store, implement redis_<concern>.go (document its keys;
 // build them with keyspace) and memory_<concern>.go (implement sweeper and
 // register it in NewMemory), and add storetest.Run<Concern>, wired into
-// store_test.go for all three back ends.
+// conformance_test.go for every back end.
 //
 // # Errors
 //

@@ -97,12 +97,6 @@ var (
 	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// DefaultOptions returns the options with every default filled in, for a
-// configuration loader that wants to show effective values.
-func DefaultOptions() Options {
-	return Options{}.withDefaults()
-}
-
 // withDefaults replaces zero values with the documented defaults. Negative
 // values, which Validate refuses, are treated the same way so that a
 // constructor given unvalidated options still cannot misbehave.

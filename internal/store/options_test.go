@@ -19,7 +19,6 @@ func TestOptionsValidate(t *testing.T) {
 		want []string // substrings of the error; none means valid
 	}{
 		{name: "zero value is the memory store", o: store.Options{}},
-		{name: "defaults", o: store.DefaultOptions()},
 		{name: "standalone", o: store.Options{Redis: store.RedisOptions{Addrs: one, DB: 3, Username: "gw", PasswordEnv: "REDIS_PASSWORD", TLS: true, PoolSize: 50}}},
 		{name: "sentinel with db", o: store.Options{Redis: store.RedisOptions{Addrs: []string{"s1:26379", "s2:26379"}, MasterName: "mymaster", DB: 2}}},
 		{name: "cluster", o: store.Options{Redis: store.RedisOptions{Addrs: []string{"n1:7000", "n2:7000"}}}},
@@ -85,14 +84,6 @@ func TestOptionsValidate(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestDefaultOptions(t *testing.T) {
-	d := store.DefaultOptions()
-	if d.KeyPrefix != "a2agw" || d.OwnershipTTL.D() != 720*time.Hour || d.RequestBudget.D() != 2*time.Second || d.Memory.MaxEntries != 1_000_000 ||
-		d.Redis.DialTimeout.D() != 2*time.Second || d.Redis.ReadTimeout.D() != time.Second || d.Redis.WriteTimeout.D() != time.Second {
-		t.Fatalf("DefaultOptions() = %+v", d)
 	}
 }
 
