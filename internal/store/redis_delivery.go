@@ -23,6 +23,7 @@ import (
 //	<prefix>:dq:{<b>}:q:<ep>        stream, the endpoint's queue; each entry
 //	                                has the fields id, task, enq (Enqueued in
 //	                                Unix ns), pl (payload), in that order
+//	                                (see deliveryPrelude)
 //	<prefix>:dq:{<b>}:ids:<ep>      sorted set of delivery ids: score +inf
 //	                                while queued, else when it left the queue
 //	                                (Unix ms); makes Enqueue idempotent
@@ -100,12 +101,22 @@ const (
 // now in Unix ms, ARGV[3] now in Unix ns, ARGV[4] the prefix of the
 // bucket's dead letter keys ("<prefix>:dq:{<b>}:dl:"), ARGV[5] now in ms
 // with 13 digits.
-const deliveryPrelude = `
+//
+// A queue entry, as XRANGE returns it, is {stream id, fields}, and fields
+// is the flat list XADD wrote: 'id', id, 'task', task, 'enq', Enqueued ns,
+// 'pl', payload. Every XADD writes them in that order (add_entry), so the
+// scripts read a value at its fixed place, named by the F_ constants: the
+// field map decodeQueueEntry reads by name.
+const deliveryPrelude = luaEscape + `
+local F_ID, F_TASK, F_ENQ, F_PL = 2, 4, 6, 8
+local function add_entry(id, task, enq, pl)
+  redis.call('XADD', KEYS[1], '*', 'id', id, 'task', task, 'enq', enq, 'pl', pl)
+end
 local function head()
   return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
 end
 local function is_head(h, id)
-  return h and h[2][1] == 'id' and h[2][2] == id
+  return h and h[2][F_ID - 1] == 'id' and h[2][F_ID] == id
 end
 local function not_head(id)
   if redis.call('ZSCORE', KEYS[2], id) == 'inf' then
@@ -115,9 +126,6 @@ local function not_head(id)
 end
 local function ms_of(ns)
   return string.format('%.0f', math.floor(tonumber(ns) / 1000000))
-end
-local function escape(s)
-  return (string.gsub(s, '[^%w%-%._~@/%+=]', function(c) return string.format('%%%02X', string.byte(c)) end))
 end
 local function trim_ids(retention)
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[2]) - tonumber(retention)))
@@ -133,12 +141,12 @@ local function added(id, enq_ns, len)
 end
 local function removed(h, retention)
   redis.call('XDEL', KEYS[1], h[1])
-  redis.call('ZADD', KEYS[2], ARGV[2], h[2][2])
-  redis.call('HDEL', KEYS[3], h[2][2])
+  redis.call('ZADD', KEYS[2], ARGV[2], h[2][F_ID])
+  redis.call('HDEL', KEYS[3], h[2][F_ID])
   redis.call('DECR', KEYS[6])
   local nxt = head()
   if nxt then
-    redis.call('ZADD', KEYS[5], ms_of(nxt[2][6]), ARGV[1])
+    redis.call('ZADD', KEYS[5], ms_of(nxt[2][F_ENQ]), ARGV[1])
   else
     redis.call('DEL', KEYS[1])
     redis.call('ZREM', KEYS[4], ARGV[1])
@@ -148,14 +156,14 @@ local function removed(h, retention)
 end
 local function bury(h, reason, attempts)
   local f = h[2]
-  local key = ARGV[4] .. ARGV[1] .. ':' .. escape(f[2])
+  local key = ARGV[4] .. ARGV[1] .. ':' .. escape(f[F_ID])
   local old = redis.call('HGET', key, 'm')
   if old then
     redis.call('ZREM', KEYS[7], old)
     redis.call('DEL', key)
   end
-  local member = ARGV[5] .. '|' .. ARGV[1] .. '|' .. escape(f[2])
-  redis.call('HSET', key, 'v', '` + deliveryDeadFormat + `', 'id', f[2], 'task', f[4], 'enq', f[6], 'pl', f[8],
+  local member = ARGV[5] .. '|' .. ARGV[1] .. '|' .. escape(f[F_ID])
+  redis.call('HSET', key, 'v', '` + deliveryDeadFormat + `', 'id', f[F_ID], 'task', f[F_TASK], 'enq', f[F_ENQ], 'pl', f[F_PL],
     'at', ARGV[3], 'why', reason, 'att', attempts, 'm', member)
   redis.call('ZADD', KEYS[7], 0, member)
 end
@@ -192,7 +200,7 @@ local function enqueue()
   if len >= tonumber(ARGV[10]) then
     return 'full'
   end
-  redis.call('XADD', KEYS[1], '*', 'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9])
+  add_entry(ARGV[6], ARGV[7], ARGV[8], ARGV[9])
   added(ARGV[6], ARGV[8], len)
   return 'ok'
 end
@@ -221,7 +229,7 @@ local function with_attempts(h)
   if not h then
     return false
   end
-  return {h[1], h[2], redis.call('HGET', KEYS[3], h[2][2])}
+  return {h[1], h[2], redis.call('HGET', KEYS[3], h[2][F_ID])}
 end
 `
 
@@ -271,7 +279,7 @@ while moved < tonumber(ARGV[10]) do
   if not h then
     break
   end
-  bury(h, ARGV[6], redis.call('HGET', KEYS[3], h[2][2]) or '')
+  bury(h, ARGV[6], redis.call('HGET', KEYS[3], h[2][F_ID]) or '')
   removed(h, ARGV[7])
   moved = moved + 1
 end
@@ -291,7 +299,7 @@ if redis.call('ZSCORE', KEYS[2], r[1]) ~= 'inf' then
   if len >= tonumber(ARGV[6]) then
     return 'full'
   end
-  redis.call('XADD', KEYS[1], '*', 'id', r[1], 'task', r[2], 'enq', r[3], 'pl', r[4])
+  add_entry(r[1], r[2], r[3], r[4])
   redis.call('HDEL', KEYS[3], r[1])
   added(r[1], r[3], len)
 end

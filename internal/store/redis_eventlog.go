@@ -56,7 +56,7 @@ local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
 if excess > 0 then
   for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
     redis.call('XDEL', KEYS[1], e[1])
-    redis.call('HDEL', KEYS[2], e[2][2])
+    redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
   end
 end
 for i = 1, 3 do
