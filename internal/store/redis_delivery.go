@@ -238,16 +238,19 @@ const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
 return with_attempts(head())
 `
 
-// Ack, then the new head as deliveryHeadLua reads it; when the queue is
-// empty, the lease of the holder ARGV[8] ("" for none) is given up, as
-// ReleaseEndpoint would. ARGV[6] and ARGV[7] as the ack's.
+// Ack, then the new head as deliveryHeadLua reads it; an id acknowledged
+// before reads the head as it is. When the queue is empty, the lease of the
+// holder ARGV[8] ("" for none) is given up, as ReleaseEndpoint would (the
+// queue left due and heads when it emptied). ARGV[6] and ARGV[7] as the
+// ack's. Reply: 'nothead', or the head.
 const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
 local h = head()
-if not is_head(h, ARGV[6]) then
-  return not_head(ARGV[6])
+if is_head(h, ARGV[6]) then
+  removed(h, ARGV[7])
+  trim_ids(ARGV[7])
+elseif not_head(ARGV[6]) == 'nothead' then
+  return 'nothead'
 end
-removed(h, ARGV[7])
-trim_ids(ARGV[7])
 local nxt = head()
 if not nxt and ARGV[8] ~= '' and redis.call('GET', KEYS[9]) == ARGV[8] then
   redis.call('DEL', KEYS[9])
@@ -476,19 +479,8 @@ func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
 }
 
 func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	k := r.endpointKeys(endpoint)
-	msgs, err := r.conn.client.XRangeN(ctx, k.keys[dkQueue], "-", "+", 1).Result()
-	if err != nil {
-		return Delivery{}, false, r.conn.fail("delivery next", err)
-	}
-	if len(msgs) == 0 {
-		return Delivery{}, false, nil
-	}
-	d, err := decodeQueueEntry(endpoint, msgs[0])
-	if err != nil {
-		return Delivery{}, false, fmt.Errorf("store: delivery next: key %q: %w", k.keys[dkQueue], err)
-	}
-	return d, true, nil
+	d, _, ok, err := r.Head(ctx, endpoint)
+	return d, ok, err
 }
 
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
@@ -579,19 +571,10 @@ func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string
 		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
 	}
 	if s, ok := v.(string); ok {
-		// The ack's own outcome: id was not the head.
 		if s == "nothead" {
 			return Delivery{}, nil, false, fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
 		}
-		if s != "gone" {
-			return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
-		}
-		// Acknowledged before: read the head as it is.
-		d, atts, found, err := r.Head(ctx, endpoint)
-		if err == nil && !found && holder != "" {
-			err = r.ReleaseEndpoint(ctx, endpoint, holder, time.Time{})
-		}
-		return d, atts, found, err
+		return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
 	}
 	return headReply(k, endpoint, "delivery ack", v)
 }
