@@ -15,8 +15,7 @@ import (
 // lifetimes) follow this process's clock, while expiry is decided by the
 // caller's now.
 type memChallenges struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.Mutex
 	byTask map[memTaskKey]*list.Element // of *memChallenge
@@ -46,9 +45,9 @@ type memState struct {
 	until time.Time
 }
 
-func newMemChallenges(g *gate, maxEntries int) *memChallenges {
+func newMemChallenges(maxEntries int) *memChallenges {
 	return &memChallenges{
-		gate: g, max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
+		max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
 		byID: map[string]memTaskKey{}, states: map[string]memState{}, due: map[memTaskKey]struct{}{},
 	}
 }
@@ -101,9 +100,6 @@ func timedOut(c Challenge, now time.Time) bool {
 }
 
 func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := m.gate.check(checkChallenge(c), checkPositive("keep", keep)); err != nil {
-		return Challenge{}, false, err
-	}
 	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -128,9 +124,6 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 }
 
 func (m *memChallenges) Get(_ context.Context, id string) (Challenge, bool, error) {
-	if err := m.gate.check(checkName("challenge id", id)); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.byIDLocked(id, time.Time{})
@@ -168,9 +161,6 @@ func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, err
 }
 
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
@@ -181,9 +171,6 @@ func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challe
 }
 
 func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := m.gate.check(checkName("method", method), checkSealed("credential", sealed), checkPositive("credential ttl", ttl)); err != nil {
-		return Challenge{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec, err := m.openLocked(id, now)
@@ -198,9 +185,6 @@ func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []
 }
 
 func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := m.gate.check(checkName("state digest", stateDigest), checkSealed("verifier", sealedVerifier)); err != nil {
-		return Challenge{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec, err := m.openLocked(id, now)
@@ -214,9 +198,6 @@ func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, se
 }
 
 func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(checkName("state digest", stateDigest)); err != nil {
-		return Challenge{}, nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st, ok := m.states[stateDigest]
@@ -243,9 +224,6 @@ func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now tim
 }
 
 func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
-		return Challenge{}, nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.get(memTaskKey{agent, taskID}, now)
@@ -267,9 +245,6 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 }
 
 func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := m.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.get(memTaskKey{agent, taskID}, now)
@@ -291,9 +266,6 @@ func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now 
 }
 
 func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
@@ -308,9 +280,6 @@ func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challeng
 }
 
 func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := m.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	var due []Challenge
 	for k := range m.due {

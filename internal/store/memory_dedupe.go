@@ -14,8 +14,7 @@ import (
 // the janitor: unlike ownership records, each record has its own ttl and
 // Complete changes it, so creation order is not expiry order.
 type memDedupe struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.RWMutex
 	byKey  map[memDedupeKey]*memDedupeEntry
@@ -45,9 +44,9 @@ type memDedupeEntry struct {
 	heapIndex int // position in expiry, -1 when absent
 }
 
-func newMemDedupe(g *gate, maxEntries int) *memDedupe {
+func newMemDedupe(maxEntries int) *memDedupe {
 	return &memDedupe{
-		gate: g, max: maxEntries, byKey: map[memDedupeKey]*memDedupeEntry{}, order: list.New(),
+		max: maxEntries, byKey: map[memDedupeKey]*memDedupeEntry{}, order: list.New(),
 		expiry: indexedHeap[*memDedupeEntry]{
 			less: func(a, b *memDedupeEntry) bool { return a.expires.Before(b.expires) },
 			at:   func(e *memDedupeEntry) *int { return &e.heapIndex },
@@ -71,9 +70,6 @@ func (e *memDedupeEntry) record(now time.Time) DedupeRecord {
 }
 
 func (m *memDedupe) Claim(_ context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
-	if err := m.gate.check(checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl)); err != nil {
-		return DedupeRecord{}, 0, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -102,9 +98,6 @@ func (m *memDedupe) Claim(_ context.Context, tenant, key, fingerprint, holder st
 }
 
 func (m *memDedupe) Get(_ context.Context, tenant, key string) (DedupeRecord, bool, error) {
-	if err := m.gate.check(checkDedupeKey(tenant, key)); err != nil {
-		return DedupeRecord{}, false, err
-	}
 	now := time.Now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -116,9 +109,6 @@ func (m *memDedupe) Get(_ context.Context, tenant, key string) (DedupeRecord, bo
 }
 
 func (m *memDedupe) Renew(_ context.Context, tenant, key, holder string, lease time.Duration) (bool, error) {
-	if err := m.gate.check(checkDedupeHolder(tenant, key, holder), checkPositive("lease", lease)); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, now time.Time) {
 		e.lease = now.Add(lease)
 		if e.expires.Before(e.lease) {
@@ -128,18 +118,12 @@ func (m *memDedupe) Renew(_ context.Context, tenant, key, holder string, lease t
 }
 
 func (m *memDedupe) SetTask(_ context.Context, tenant, key, holder, taskID string) (bool, error) {
-	if err := m.gate.check(checkDedupeHolder(tenant, key, holder), checkName("task id", taskID)); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
 		e.taskID = strings.Clone(taskID)
 	}), nil
 }
 
 func (m *memDedupe) Complete(_ context.Context, tenant, key, holder string, result []byte, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(checkDedupeHolder(tenant, key, holder), checkDedupeResult(result, ttl)); err != nil {
-		return false, err
-	}
 	// Copied before locking: the result may be large.
 	stored := bytes.Clone(result)
 	now := time.Now()
@@ -161,9 +145,6 @@ func (m *memDedupe) Complete(_ context.Context, tenant, key, holder string, resu
 }
 
 func (m *memDedupe) Release(_ context.Context, tenant, key, holder string) (bool, error) {
-	if err := m.gate.check(checkDedupeHolder(tenant, key, holder)); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
 		m.remove(e)
 	}), nil

@@ -14,8 +14,7 @@ import (
 // the size bound, and records that expire by expiry, for the janitor. List
 // sorts an agent's matching records on demand.
 type memLifecycle struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.RWMutex
 	agents map[string]map[string]*memLCEntry // agent -> task id -> record
@@ -53,9 +52,8 @@ type memLease struct {
 	expires time.Time
 }
 
-func newMemLifecycle(g *gate, maxEntries int) *memLifecycle {
+func newMemLifecycle(maxEntries int) *memLifecycle {
 	return &memLifecycle{
-		gate:   g,
 		max:    maxEntries,
 		agents: map[string]map[string]*memLCEntry{},
 		idle: indexedHeap[*memLCEntry]{
@@ -71,9 +69,6 @@ func newMemLifecycle(g *gate, maxEntries int) *memLifecycle {
 }
 
 func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
-	if err := m.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
-		return TaskLifecycle{}, false, err
-	}
 	now := time.Now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -85,9 +80,6 @@ func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecyc
 }
 
 func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, false, err
-	}
 	stored, err := normalizeLifecycle(rec)
 	if err != nil {
 		return 0, false, err
@@ -138,9 +130,6 @@ func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Durat
 }
 
 func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
-	if err := m.gate.check(checkLifecycleFilter(f, limit)); err != nil {
-		return nil, "", err
-	}
 	after, paged, err := decodeLifecycleCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -176,9 +165,6 @@ func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string,
 }
 
 func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string]int, error) {
-	if err := m.gate.check(checkName("agent name", agent)); err != nil {
-		return nil, err
-	}
 	now := time.Now()
 	counts := map[string]int{}
 	m.mu.RLock()
@@ -192,9 +178,6 @@ func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string
 }
 
 func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, error) {
-	if err := m.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
-		return false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.live(agent, taskID, time.Now())
@@ -206,9 +189,6 @@ func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, er
 }
 
 func (m *memLifecycle) Lease(_ context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(checkLease(name, holder, ttl)); err != nil {
-		return false, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -192,9 +192,6 @@ func parseTaskRefValue(v string) (agent, taskID string, err error) {
 func dueMember(taskID, id string) string { return escape(taskID) + "|" + escape(id) }
 
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := r.conn.gate.check(checkChallenge(c), checkPositive("keep", keep)); err != nil {
-		return Challenge{}, false, err
-	}
 	scopes, _ := json.Marshal(nonNil(c.Scopes))
 	ttl := c.Expires.Sub(c.Created) + keep
 	args := []any{millis(ttl), replace,
@@ -222,9 +219,6 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 }
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(checkName("challenge id", id)); err != nil {
-		return Challenge{}, false, err
-	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeIDFamily, id), false)
 	if err != nil || !ok {
 		return Challenge{}, false, err
@@ -258,9 +252,6 @@ func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (ag
 }
 
 func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
-		return Challenge{}, false, err
-	}
 	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
 	if err != nil {
 		return Challenge{}, false, r.conn.fail("challenge get", err)
@@ -273,9 +264,6 @@ func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Ch
 }
 
 func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(checkName("method", method), checkSealed("credential", sealed), checkPositive("credential ttl", ttl)); err != nil {
-		return Challenge{}, err
-	}
 	c, ok, err := r.Get(ctx, id)
 	if err != nil {
 		return Challenge{}, err
@@ -288,9 +276,6 @@ func (r *redisChallenges) Complete(ctx context.Context, id, method string, seale
 }
 
 func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(checkName("state digest", stateDigest), checkSealed("verifier", sealedVerifier)); err != nil {
-		return Challenge{}, err
-	}
 	c, ok, err := r.Get(ctx, id)
 	if err != nil {
 		return Challenge{}, err
@@ -314,9 +299,6 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 }
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(checkName("state digest", stateDigest)); err != nil {
-		return Challenge{}, nil, err
-	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeStateFamily, stateDigest), true)
 	if err != nil {
 		return Challenge{}, nil, err
@@ -332,9 +314,6 @@ func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now
 }
 
 func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
-		return Challenge{}, nil, err
-	}
 	c, cred, err := r.run(ctx, "challenge use", challengeUseScript, agent, taskID, id, now)
 	if err != nil {
 		return Challenge{}, nil, err
@@ -347,9 +326,6 @@ func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now
 }
 
 func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := r.conn.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
-		return Challenge{}, false, err
-	}
 	keys := r.taskKeys(agent, taskID)
 	v, err := challengeExpireScript.Run(ctx, r.conn.client, keys, id, unixMs(now)).Slice()
 	if err != nil {
@@ -372,9 +348,6 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 }
 
 func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
-		return Challenge{}, false, err
-	}
 	v, err := challengeCloseScript.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), "", 0).Slice()
 	if err != nil {
 		return Challenge{}, false, r.conn.fail("challenge close", err)
@@ -390,9 +363,6 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := r.conn.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
-		return nil, err
-	}
 	members, err := r.conn.client.ZRangeByScore(ctx, r.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
 		Min: "-inf", Max: unixMs(now), Count: int64(limit),
 	}).Result()
