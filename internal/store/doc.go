@@ -20,16 +20,18 @@
 //     semantics, a bounded size and a sweep run by the store's janitor, for a
 //     gateway running as a single replica.
 //
-// Store has one accessor per concern. Every operation opens with one
-// gate.check call that refuses it once the store is closed and runs the
-// argument checks; the delivery concern does this once for both back ends
-// (checkedDelivery in delivery.go). The conformance suite in
-// internal/store/storetest runs the same cases against the memory store, a
+// Store has one accessor per concern. It hands out the concern wrapped in
+// its checked<Concern> (in <concern>.go), which refuses every call once the
+// store is closed and runs the argument checks, once for both back ends
+// (gate.check, store.go). Ownership, the event log and the push sources
+// open each operation with that call in each back end instead (Ownership's
+// Redis back end also offers RecordResolver, which a wrapper would hide).
+// The conformance suite in internal/store/storetest runs the same cases against the memory store, a
 // standalone redis-server, a Redis Cluster and a Sentinel deployment
 // (conformance_test.go), so the two implementations cannot drift.
 //
-// To add a concern: define its interface and argument checks in <concern>.go,
-// add an accessor to Store, implement redis_<concern>.go (document its keys;
+// To add a concern: define its interface, argument checks and checked
+// wrapper in <concern>.go, add an accessor to Store, implement redis_<concern>.go (document its keys;
 // build them with keyspace) and memory_<concern>.go (implement sweeper and
 // register it in NewMemory), and add storetest.Run<Concern>, wired into
 // conformance_test.go for every back end.
