@@ -39,8 +39,9 @@
 // # Scripts
 //
 // Steps that must be atomic are Lua scripts run with EVALSHA (go-redis
-// falls back to EVAL when Redis lost its script cache), each documenting
-// its KEYS, ARGV and the fields it reads by position. They are not loaded
+// falls back to EVAL when Redis lost its script cache), documented with
+// their KEYS and ARGV; the delivery scripts, which read queue entries by
+// position, name the places (deliveryPrelude). They are not loaded
 // as a Redis Functions library: BenchmarkDeliveryScriptCalls measured FCALL
 // against EVALSHA on a local redis-server 7 and found the same one round
 // trip, a few microseconds less server CPU per read script and no clear
