@@ -9,17 +9,16 @@ import (
 // result is what a completed record replays: the status, content type and
 // JSON-RPC id of the answer, and its body.
 type result struct {
-	Status      int             `json:"s"`
-	ContentType string          `json:"ct,omitempty"`
-	RPCID       json.RawMessage `json:"id,omitempty"`
-	Body        []byte          `json:"b"`
+	Status      int
+	ContentType string
+	RPCID       json.RawMessage
+	Body        []byte
 }
 
 // resultFormat starts every stored result. Results are written once per
 // first-seen send, so their encoding is binary, not JSON with the body in
 // base64: uvarint status, then content type and RPC id each as uvarint
-// length and bytes, then the body to the end. Results that start with "{"
-// are the JSON encoding earlier versions wrote; they are still read.
+// length and bytes, then the body to the end.
 const resultFormat = 1
 
 var errResult = errors.New("dedupe: stored result is malformed")
@@ -37,10 +36,6 @@ func encodeResult(res result) []byte {
 
 func decodeResult(b []byte) (result, error) {
 	var res result
-	if len(b) > 0 && b[0] == '{' {
-		err := json.Unmarshal(b, &res)
-		return res, err
-	}
 	if len(b) == 0 || b[0] != resultFormat {
 		return res, errResult
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // TestResultEncoding checks that a stored answer reads back as written,
-// that answers stored as JSON by earlier versions still read, and that a
-// damaged record is refused rather than replayed.
+// and that a damaged record, or one in any other encoding, is refused
+// rather than replayed.
 func TestResultEncoding(t *testing.T) {
 	for _, res := range []result{
 		{Status: 200, ContentType: "application/json", RPCID: json.RawMessage(`"req-1"`), Body: []byte(`{"jsonrpc":"2.0","id":"req-1","result":{}}`)},
@@ -16,14 +16,12 @@ func TestResultEncoding(t *testing.T) {
 		{Status: 204},
 		{Status: 999, ContentType: string(bytes.Repeat([]byte("x"), 300)), RPCID: json.RawMessage(`12`)},
 	} {
-		for name, stored := range map[string][]byte{"binary": encodeResult(res), "json": mustJSON(t, res)} {
-			got, err := decodeResult(stored)
-			if err != nil {
-				t.Fatalf("%s %d: %v", name, res.Status, err)
-			}
-			if got.Status != res.Status || got.ContentType != res.ContentType || !bytes.Equal(got.RPCID, res.RPCID) || !bytes.Equal(got.Body, res.Body) {
-				t.Errorf("%s: read %+v, wrote %+v", name, got, res)
-			}
+		got, err := decodeResult(encodeResult(res))
+		if err != nil {
+			t.Fatalf("%d: %v", res.Status, err)
+		}
+		if got.Status != res.Status || got.ContentType != res.ContentType || !bytes.Equal(got.RPCID, res.RPCID) || !bytes.Equal(got.Body, res.Body) {
+			t.Errorf("read %+v, wrote %+v", got, res)
 		}
 	}
 	good := encodeResult(result{Status: 200, ContentType: "text/plain", Body: []byte("hi")})
@@ -34,19 +32,10 @@ func TestResultEncoding(t *testing.T) {
 		"status out of range": {resultFormat, 5, 0, 0},
 		"truncated type":      good[:4],
 		"length past end":     {resultFormat, 200, 1, 100, 'x'},
-		"malformed json":      []byte(`{"s":`),
+		"json":                []byte(`{"s":200,"b":""}`),
 	} {
 		if _, err := decodeResult(bad); err == nil {
 			t.Errorf("%s: a damaged record was read", name)
 		}
 	}
-}
-
-func mustJSON(t *testing.T, res result) []byte {
-	t.Helper()
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

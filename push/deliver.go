@@ -318,17 +318,6 @@ func defaultHolder() string {
 	return fmt.Sprintf("%.200s-%d-%s", host, os.Getpid(), rand.Text()[:10])
 }
 
-// headStore is a DeliveryStore that reads a queue's head with its attempt
-// log in the round trip that claims the endpoint or acknowledges the
-// previous head, and gives the endpoint back in the acknowledgement that
-// empties it: a worker then makes one round trip per delivery instead of
-// three, plus one per claim instead of two. The Redis store is one.
-type headStore interface {
-	Head(ctx context.Context, endpoint string) (store.Delivery, []store.Attempt, bool, error)
-	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, store.Delivery, []store.Attempt, bool, error)
-	AckHead(ctx context.Context, endpoint, id, holder string) (store.Delivery, []store.Attempt, bool, error)
-}
-
 // queueHead is an endpoint's head with its attempt log, as last read.
 type queueHead struct {
 	n    store.Delivery
@@ -344,7 +333,6 @@ type queueHead struct {
 // its context ends.
 type Deliverer struct {
 	st      store.DeliveryStore
-	heads   headStore // st, when it is one
 	send    Sender
 	keyOf   func(store.Delivery) (string, error)
 	o       DeliveryOptions
@@ -396,7 +384,6 @@ func NewDeliverer(st store.DeliveryStore, s Sender, o DeliveryOptions, m Deliver
 		freed:   make(chan struct{}, 1),
 		active:  map[string]*endpointRun{},
 	}
-	d.heads, _ = st.(headStore)
 	d.keyOf = func(n store.Delivery) (string, error) { return n.Endpoint, nil }
 	if k, ok := s.(ReceiverKeyer); ok {
 		d.keyOf = k.ReceiverKey
@@ -572,15 +559,11 @@ func (d *Deliverer) work(ctx context.Context, ep string, first *queueHead) {
 	}
 }
 
-// claim claims ep for this replica and, with a headStore, reads its head.
+// claim claims ep for this replica and reads its head.
 func (d *Deliverer) claim(ctx context.Context, ep string) (bool, queueHead, error) {
 	c, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
-	if d.heads == nil {
-		ok, err := d.st.ClaimEndpoint(c, ep, d.o.Holder, d.o.LeaseTTL)
-		return ok, queueHead{}, err
-	}
-	ok, n, atts, found, err := d.heads.ClaimHead(c, ep, d.o.Holder, d.o.LeaseTTL)
+	ok, n, atts, found, err := d.st.ClaimHead(c, ep, d.o.Holder, d.o.LeaseTTL)
 	return ok, queueHead{n: n, atts: atts, ok: found, read: true}, err
 }
 
@@ -648,26 +631,14 @@ func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h 
 
 // head reads ep's head and its attempt log.
 func (d *Deliverer) head(ctx context.Context, ep string) (queueHead, error) {
-	if d.heads != nil {
-		n, atts, ok, err := d.heads.Head(ctx, ep)
-		return queueHead{n: n, atts: atts, ok: ok, read: true}, err
-	}
-	n, ok, err := d.st.Next(ctx, ep)
-	if err != nil || !ok {
-		return queueHead{read: true}, err
-	}
-	atts, err := d.st.Attempts(ctx, ep, n.ID)
-	return queueHead{n: n, atts: atts, ok: true, read: true}, err
+	n, atts, ok, err := d.st.Head(ctx, ep)
+	return queueHead{n: n, atts: atts, ok: ok, read: true}, err
 }
 
-// ack removes the delivered head n; a headStore reads the next head into
-// after in the same round trip, and gives the endpoint back when there is
-// none.
+// ack removes the delivered head n, reads the next head into after in the
+// same round trip, and gives the endpoint back when there is none.
 func (d *Deliverer) ack(ctx context.Context, n store.Delivery, after *queueHead) error {
-	if d.heads == nil {
-		return d.st.Ack(ctx, n.Endpoint, n.ID)
-	}
-	next, atts, ok, err := d.heads.AckHead(ctx, n.Endpoint, n.ID, d.o.Holder)
+	next, atts, ok, err := d.st.AckHead(ctx, n.Endpoint, n.ID, d.o.Holder)
 	if err == nil {
 		*after = queueHead{n: next, atts: atts, ok: ok, read: true, released: !ok}
 	}

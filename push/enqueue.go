@@ -30,18 +30,11 @@ func enqueueAll(ctx context.Context, q Enqueuer, ns []store.Delivery) []error {
 	return errs
 }
 
-// batchStore is a DeliveryStore that enqueues several deliveries in one
-// round trip; the Redis store is one.
-type batchStore interface {
-	EnqueueAll(ctx context.Context, ds []store.Delivery) (queued []bool, errs []error)
-}
-
-// EnqueueAll enqueues each of ns as Enqueue does, in one store round trip
-// when the store can; errs[i] is the outcome of ns[i], each on its own.
+// EnqueueAll enqueues each of ns as Enqueue does, in one store round trip;
+// errs[i] is the outcome of ns[i], each on its own.
 func (d *Deliverer) EnqueueAll(ctx context.Context, ns []store.Delivery) []error {
 	errs := make([]error, len(ns))
-	bs, ok := d.st.(batchStore)
-	if !ok {
+	if d.st == nil {
 		for i, n := range ns {
 			errs[i] = d.Enqueue(ctx, n)
 		}
@@ -61,7 +54,7 @@ func (d *Deliverer) EnqueueAll(ctx context.Context, ns []store.Delivery) []error
 	if len(valid) == 0 {
 		return errs
 	}
-	queued, serrs := bs.EnqueueAll(ctx, valid)
+	queued, serrs := d.st.EnqueueAll(ctx, valid)
 	for j, i := range idx {
 		if serrs[j] != nil {
 			errs[i] = fmt.Errorf("push: enqueue notification %s: %w", ns[i].ID, serrs[j])

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // An endpoint whose queue is idle is usually enqueued to by the replica
 // that relays its task, and that replica's workers would then claim it in
-// a round trip of their own. With a claimStore the enqueue claims it in
+// a round trip of their own. With EnqueueClaim the enqueue claims it in
 // the same round trip, when the lease is free and a worker here is free to
 // take it, and hands the head it read to that worker: a notification to an
 // idle endpoint costs one store round trip less, and reaches its receiver
@@ -19,12 +18,6 @@ import (
 // other replicas see the endpoint claimed, and the worker delivers the
 // queue from its head, acknowledges, and gives the endpoint back when it
 // is empty.
-
-// claimStore is a DeliveryStore that claims an endpoint in the round trip
-// that enqueues to it; the Redis store is one.
-type claimStore interface {
-	EnqueueClaim(ctx context.Context, d store.Delivery, holder string, ttl time.Duration) (queued, claimed bool, head store.Delivery, atts []store.Attempt, err error)
-}
 
 // runState is what a running Run lends Enqueue to start workers with.
 type runState struct {
@@ -41,14 +34,10 @@ func (d *Deliverer) setRun(r *runState) {
 }
 
 // enqueueClaim enqueues n, claiming its endpoint for a worker of this
-// replica when it can. handled is false when it does not apply (the store
-// cannot claim, Run is not running, the endpoint has a worker here, or no
-// worker is free): the caller enqueues as usual.
+// replica when it can. handled is false when it does not apply (Run is
+// not running, the endpoint has a worker here, or no worker is free): the
+// caller enqueues as usual.
 func (d *Deliverer) enqueueClaim(ctx context.Context, n store.Delivery) (handled bool, err error) {
-	cs, ok := d.st.(claimStore)
-	if !ok {
-		return false, nil
-	}
 	ep := n.Endpoint
 	d.mu.Lock()
 	run := d.run
@@ -61,7 +50,7 @@ func (d *Deliverer) enqueueClaim(ctx context.Context, n store.Delivery) (handled
 	d.active[ep] = &endpointRun{}
 	run.wg.Add(1)
 	d.mu.Unlock()
-	queued, claimed, head, atts, err := cs.EnqueueClaim(ctx, n, d.o.Holder, d.o.LeaseTTL)
+	queued, claimed, head, atts, err := d.st.EnqueueClaim(ctx, n, d.o.Holder, d.o.LeaseTTL)
 	if err != nil || !claimed {
 		d.mu.Lock()
 		delete(d.active, ep)

@@ -19,24 +19,16 @@ type claimCounter struct {
 	workerClaims, handed int
 }
 
-func (c *claimCounter) Head(ctx context.Context, ep string) (store.Delivery, []store.Attempt, bool, error) {
-	return c.DeliveryStore.(headStore).Head(ctx, ep)
-}
-
 func (c *claimCounter) ClaimHead(ctx context.Context, ep, holder string, ttl time.Duration) (bool, store.Delivery, []store.Attempt, bool, error) {
-	ok, n, atts, found, err := c.DeliveryStore.(headStore).ClaimHead(ctx, ep, holder, ttl)
+	ok, n, atts, found, err := c.DeliveryStore.ClaimHead(ctx, ep, holder, ttl)
 	c.mu.Lock()
 	c.workerClaims++
 	c.mu.Unlock()
 	return ok, n, atts, found, err
 }
 
-func (c *claimCounter) AckHead(ctx context.Context, ep, id, holder string) (store.Delivery, []store.Attempt, bool, error) {
-	return c.DeliveryStore.(headStore).AckHead(ctx, ep, id, holder)
-}
-
 func (c *claimCounter) EnqueueClaim(ctx context.Context, d store.Delivery, holder string, ttl time.Duration) (bool, bool, store.Delivery, []store.Attempt, error) {
-	queued, claimed, n, atts, err := c.DeliveryStore.(claimStore).EnqueueClaim(ctx, d, holder, ttl)
+	queued, claimed, n, atts, err := c.DeliveryStore.EnqueueClaim(ctx, d, holder, ttl)
 	if claimed {
 		c.mu.Lock()
 		c.handed++

@@ -29,9 +29,12 @@ func TestGatewaysThroughSentinelFailover(t *testing.T) {
 		t.FailNow()
 	}
 	// Replication is asynchronous: writes of the last moment before a
-	// master dies may be lost (docs/production.md), so the
-	// checks below use records written well before.
-	time.Sleep(500 * time.Millisecond)
+	// master dies may be lost (docs/production.md). WAIT returns once the
+	// replica acknowledged every write so far, so the records the checks
+	// below read were replicated before the master dies.
+	if n, err := s.Client(t).Do(t.Context(), "WAIT", 1, 10_000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT for the replica = %d, %v", n, err)
+	}
 
 	killed := time.Now()
 	old := s.KillMaster(t)

@@ -34,3 +34,25 @@ func checkWindow(window time.Duration) error {
 	}
 	return nil
 }
+
+// checkedActiveTasks is the ActiveTasks a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedActiveTasks struct {
+	gate *gate
+	b    ActiveTasks
+}
+
+func (w checkedActiveTasks) Track(ctx context.Context, tenant, agent, taskID string, active bool) error {
+	if err := w.gate.check(checkTrack(tenant, agent, taskID)); err != nil {
+		return err
+	}
+	return w.b.Track(ctx, tenant, agent, taskID, active)
+}
+
+func (w checkedActiveTasks) Count(ctx context.Context, tenant string, window time.Duration) (int, error) {
+	if err := w.gate.check(checkName("tenant", tenant), checkWindow(window)); err != nil {
+		return 0, err
+	}
+	return w.b.Count(ctx, tenant, window)
+}

@@ -178,3 +178,81 @@ func checkChallengeLimit(limit int) error {
 	}
 	return nil
 }
+
+// checkedChallenges is the Challenges a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedChallenges struct {
+	gate *gate
+	b    Challenges
+}
+
+func (w checkedChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
+	if err := w.gate.check(checkChallenge(c), checkPositive("keep", keep)); err != nil {
+		return Challenge{}, false, err
+	}
+	return w.b.Open(ctx, c, replace, keep)
+}
+
+func (w checkedChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
+	if err := w.gate.check(checkName("challenge id", id)); err != nil {
+		return Challenge{}, false, err
+	}
+	return w.b.Get(ctx, id)
+}
+
+func (w checkedChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+		return Challenge{}, false, err
+	}
+	return w.b.Current(ctx, agent, taskID)
+}
+
+func (w checkedChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
+	if err := w.gate.check(checkName("method", method), checkSealed("credential", sealed), checkPositive("credential ttl", ttl)); err != nil {
+		return Challenge{}, err
+	}
+	return w.b.Complete(ctx, id, method, sealed, ttl, now)
+}
+
+func (w checkedChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
+	if err := w.gate.check(checkName("state digest", stateDigest), checkSealed("verifier", sealedVerifier)); err != nil {
+		return Challenge{}, err
+	}
+	return w.b.BeginOAuth(ctx, id, stateDigest, sealedVerifier, now)
+}
+
+func (w checkedChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
+	if err := w.gate.check(checkName("state digest", stateDigest)); err != nil {
+		return Challenge{}, nil, err
+	}
+	return w.b.TakeOAuth(ctx, stateDigest, now)
+}
+
+func (w checkedChallenges) Use(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
+	if err := w.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
+		return Challenge{}, nil, err
+	}
+	return w.b.Use(ctx, agent, taskID, id, now)
+}
+
+func (w checkedChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
+	if err := w.gate.check(checkTaskChallenge(agent, taskID, id)); err != nil {
+		return Challenge{}, false, err
+	}
+	return w.b.Expire(ctx, agent, taskID, id, now)
+}
+
+func (w checkedChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
+	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+		return Challenge{}, false, err
+	}
+	return w.b.Close(ctx, agent, taskID)
+}
+
+func (w checkedChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
+	if err := w.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
+		return nil, err
+	}
+	return w.b.Due(ctx, agent, now, limit)
+}

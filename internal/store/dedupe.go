@@ -166,3 +166,53 @@ func checkPositive(what string, d time.Duration) error {
 	}
 	return nil
 }
+
+// checkedDedupe is the Dedupe a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedDedupe struct {
+	gate *gate
+	b    Dedupe
+}
+
+func (w checkedDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
+	if err := w.gate.check(checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl)); err != nil {
+		return DedupeRecord{}, 0, err
+	}
+	return w.b.Claim(ctx, tenant, key, fingerprint, holder, lease, ttl)
+}
+
+func (w checkedDedupe) Get(ctx context.Context, tenant, key string) (DedupeRecord, bool, error) {
+	if err := w.gate.check(checkDedupeKey(tenant, key)); err != nil {
+		return DedupeRecord{}, false, err
+	}
+	return w.b.Get(ctx, tenant, key)
+}
+
+func (w checkedDedupe) Renew(ctx context.Context, tenant, key, holder string, lease time.Duration) (bool, error) {
+	if err := w.gate.check(checkDedupeHolder(tenant, key, holder), checkPositive("lease", lease)); err != nil {
+		return false, err
+	}
+	return w.b.Renew(ctx, tenant, key, holder, lease)
+}
+
+func (w checkedDedupe) SetTask(ctx context.Context, tenant, key, holder, taskID string) (bool, error) {
+	if err := w.gate.check(checkDedupeHolder(tenant, key, holder), checkName("task id", taskID)); err != nil {
+		return false, err
+	}
+	return w.b.SetTask(ctx, tenant, key, holder, taskID)
+}
+
+func (w checkedDedupe) Complete(ctx context.Context, tenant, key, holder string, result []byte, ttl time.Duration) (bool, error) {
+	if err := w.gate.check(checkDedupeHolder(tenant, key, holder), checkDedupeResult(result, ttl)); err != nil {
+		return false, err
+	}
+	return w.b.Complete(ctx, tenant, key, holder, result, ttl)
+}
+
+func (w checkedDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {
+	if err := w.gate.check(checkDedupeHolder(tenant, key, holder)); err != nil {
+		return false, err
+	}
+	return w.b.Release(ctx, tenant, key, holder)
+}

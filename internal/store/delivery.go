@@ -134,6 +134,32 @@ type DeliveryStore interface {
 	// next (now when zero) if deliveries are still queued. It does nothing when holder does
 	// not hold the lease.
 	ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error
+
+	// The delivery workers' calls, each one round trip on Redis: a worker
+	// makes one per delivery instead of three, and one per claim instead
+	// of two.
+
+	// EnqueueAll enqueues each of ds as Enqueue does, at once: queued[i]
+	// and errs[i] are Enqueue's results for ds[i], each on its own. The
+	// push relay enqueues an event for all of a task's push configs with it.
+	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
+	// EnqueueClaim enqueues d as Enqueue does and, when d was added and the
+	// endpoint's lease is free (or holder's already), claims it for holder
+	// for ttl and reads its head with the attempt log as ClaimHead does. A
+	// replica that enqueues to an endpoint nobody delivers then starts
+	// delivering it without a claim of its own. A repeat claims nothing.
+	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
+	// Head is Next and the head's Attempts together; found is false for an
+	// empty queue.
+	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
+	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
+	// holder has the endpoint.
+	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
+	// AckHead is Ack, then Head: a worker that delivered the head learns
+	// what comes next. When the queue is then empty, holder's lease is
+	// given up as ReleaseEndpoint would ("" keeps it). An id acknowledged
+	// before reads the head as it is.
+	AckHead(ctx context.Context, endpoint, id, holder string) (next Delivery, atts []Attempt, found bool, err error)
 }
 
 // Errors of the delivery concern.
@@ -375,4 +401,179 @@ func decodeDeadCursor(c string) (string, error) {
 		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
 	}
 	return member, nil
+}
+
+// checkedDelivery is the DeliveryStore a Store hands out: it refuses every
+// call once the store is closed and checks the arguments before the back
+// end, memory or Redis, sees them, so both refuse the same calls.
+type checkedDelivery struct {
+	gate *gate
+	b    DeliveryStore
+}
+
+func (c checkedDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
+	if err := c.gate.check(checkDelivery(&d)); err != nil {
+		return false, err
+	}
+	return c.b.Enqueue(ctx, d)
+}
+
+func (c checkedDelivery) EnqueueAll(ctx context.Context, ds []Delivery) ([]bool, []error) {
+	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
+	var idx []int
+	var valid []Delivery
+	for i := range ds {
+		if errs[i] = c.gate.check(checkDelivery(&ds[i])); errs[i] == nil {
+			idx = append(idx, i)
+			valid = append(valid, ds[i])
+		}
+	}
+	if len(valid) == 0 {
+		return queued, errs
+	}
+	q, e := c.b.EnqueueAll(ctx, valid)
+	for j, i := range idx {
+		queued[i], errs[i] = q[j], e[j]
+	}
+	return queued, errs
+}
+
+func (c checkedDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (bool, bool, Delivery, []Attempt, error) {
+	if err := c.gate.check(checkDelivery(&d), checkClaim(d.Endpoint, holder, ttl)); err != nil {
+		return false, false, Delivery{}, nil, err
+	}
+	return c.b.EnqueueClaim(ctx, d, holder, ttl)
+}
+
+func (c checkedDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
+	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
+		return Delivery{}, false, err
+	}
+	return c.b.Next(ctx, endpoint)
+}
+
+func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
+	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	return c.b.Head(ctx, endpoint)
+}
+
+func (c checkedDelivery) Ack(ctx context.Context, endpoint, id string) error {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return err
+	}
+	return c.b.Ack(ctx, endpoint, id)
+}
+
+func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+	var long error
+	if len(holder) > MaxNameBytes {
+		long = fmt.Errorf("%w: holder is %d bytes, over the limit of %d", ErrInvalidArgument, len(holder), MaxNameBytes)
+	}
+	if err := c.gate.check(checkDeliveryRef(endpoint, id), long); err != nil {
+		return Delivery{}, nil, false, err
+	}
+	return c.b.AckHead(ctx, endpoint, id, holder)
+}
+
+func (c checkedDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return err
+	}
+	return c.b.DeadLetter(ctx, endpoint, id, reason, attempts)
+}
+
+func (c checkedDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return nil, err
+	}
+	return c.b.Attempts(ctx, endpoint, id)
+}
+
+func (c checkedDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return err
+	}
+	a, err := normalizeAttempt(a)
+	if err != nil {
+		return err
+	}
+	return c.b.RecordAttempt(ctx, endpoint, id, a)
+}
+
+func (c checkedDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
+	if err := c.gate.check(checkEndpointsLimit(limit)); err != nil {
+		return nil, err
+	}
+	return c.b.Endpoints(ctx, limit)
+}
+
+func (c checkedDelivery) Depth(ctx context.Context, endpoint string) (int, time.Time, error) {
+	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
+		return 0, time.Time{}, err
+	}
+	return c.b.Depth(ctx, endpoint)
+}
+
+func (c checkedDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
+	if err := c.gate.check(); err != nil {
+		return 0, time.Time{}, err
+	}
+	return c.b.Backlog(ctx)
+}
+
+func (c checkedDelivery) DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
+	if err := c.gate.check(checkDeadLetterLimit(limit)); err != nil {
+		return nil, "", err
+	}
+	return c.b.DeadLetters(ctx, cursor, limit)
+}
+
+func (c checkedDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error) {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return DeadLetter{}, false, err
+	}
+	return c.b.GetDeadLetter(ctx, endpoint, id)
+}
+
+func (c checkedDelivery) Redeliver(ctx context.Context, endpoint, id string) error {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return err
+	}
+	return c.b.Redeliver(ctx, endpoint, id)
+}
+
+func (c checkedDelivery) DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error) {
+	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
+		return 0, err
+	}
+	reason = clipText(reason, MaxReasonBytes)
+	if reason == "" {
+		// The marker's value is its reason; Redis cannot store an empty
+		// string any differently, but a reason helps whoever reads it.
+		reason = "disabled"
+	}
+	return c.b.DisableEndpoint(ctx, endpoint, reason)
+}
+
+func (c checkedDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
+	if err := c.gate.check(checkClaim(endpoint, holder, ttl)); err != nil {
+		return false, err
+	}
+	return c.b.ClaimEndpoint(ctx, endpoint, holder, ttl)
+}
+
+func (c checkedDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
+	if err := c.gate.check(checkClaim(endpoint, holder, ttl)); err != nil {
+		return false, Delivery{}, nil, false, err
+	}
+	return c.b.ClaimHead(ctx, endpoint, holder, ttl)
+}
+
+func (c checkedDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
+	if err := c.gate.check(checkRelease(endpoint, holder, next)); err != nil {
+		return err
+	}
+	return c.b.ReleaseEndpoint(ctx, endpoint, holder, next)
 }

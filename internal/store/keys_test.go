@@ -3,6 +3,8 @@ package store
 import (
 	"strings"
 	"testing"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 )
 
 func TestRefTaggedKeys(t *testing.T) {
@@ -68,6 +70,27 @@ func FuzzEscapeRoundTrip(f *testing.F) {
 			t.Fatalf("unescape(escape(%q)) = %q, %v", s, got, err)
 		}
 	})
+}
+
+// TestLuaEscapeIsEscape runs the scripts' escape on a real redis-server
+// over every byte value and a few names: it must write what escape does,
+// or a dead letter the scripts file would not be found by Go.
+func TestLuaEscapeIsEscape(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	var every strings.Builder
+	for c := range 256 {
+		every.WriteByte(byte(c))
+	}
+	for _, s := range []string{"", "plain-Name_1.2~@/+=", "a|b:{c}%", "ü\x00 space", every.String()} {
+		got, err := client.Eval(ctx, luaEscape+"return escape(ARGV[1])", nil, s).Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := escape(s); got != want {
+			t.Errorf("the scripts escape %q as %q, Go as %q", s, got, want)
+		}
+	}
 }
 
 func TestDecodeOwner(t *testing.T) {

@@ -359,3 +359,53 @@ func decodeLifecycleCursor(c string) (p lifecyclePos, ok bool, err error) {
 	p.member = member
 	return p, true, nil
 }
+
+// checkedLifecycle is the Lifecycle a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedLifecycle struct {
+	gate *gate
+	b    Lifecycle
+}
+
+func (w checkedLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
+	if err := w.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
+		return TaskLifecycle{}, false, err
+	}
+	return w.b.Get(ctx, agent, taskID)
+}
+
+func (w checkedLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
+	if err := w.gate.check(); err != nil {
+		return 0, false, err
+	}
+	return w.b.Save(ctx, rec, ttl)
+}
+
+func (w checkedLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
+	if err := w.gate.check(checkLifecycleFilter(f, limit)); err != nil {
+		return nil, "", err
+	}
+	return w.b.List(ctx, f, cursor, limit)
+}
+
+func (w checkedLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
+	if err := w.gate.check(checkName("agent name", agent)); err != nil {
+		return nil, err
+	}
+	return w.b.CountByState(ctx, agent)
+}
+
+func (w checkedLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
+	if err := w.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
+		return false, err
+	}
+	return w.b.Delete(ctx, agent, taskID)
+}
+
+func (w checkedLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	if err := w.gate.check(checkLease(name, holder, ttl)); err != nil {
+		return false, err
+	}
+	return w.b.Lease(ctx, name, holder, ttl)
+}

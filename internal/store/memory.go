@@ -46,13 +46,13 @@ func NewMemory(o Options) Store {
 	o = withDefaults(o)
 	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
 	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
-	s.dedupe = newMemDedupe(&s.gate, o.Memory.MaxEntries)
-	s.active = newMemActive(&s.gate, o.Memory.MaxEntries)
-	s.lifecycle = newMemLifecycle(&s.gate, o.Memory.MaxEntries)
-	s.delivery = newMemDelivery(&s.gate, o.Memory.MaxEntries)
-	s.push = newMemPushConfigs(&s.gate, o.Memory.MaxEntries)
+	s.dedupe = newMemDedupe(o.Memory.MaxEntries)
+	s.active = newMemActive(o.Memory.MaxEntries)
+	s.lifecycle = newMemLifecycle(o.Memory.MaxEntries)
+	s.delivery = newMemDelivery(o.Memory.MaxEntries)
+	s.push = newMemPushConfigs(o.Memory.MaxEntries)
 	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries, s.push)
-	s.challenge = newMemChallenges(&s.gate, o.Memory.MaxEntries)
+	s.challenge = newMemChallenges(o.Memory.MaxEntries)
 	s.sources = newMemPushSources(&s.gate, o.Memory.MaxEntries)
 	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery, s.push, s.events, s.challenge, s.sources}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
@@ -84,21 +84,21 @@ func (s *memoryStore) Kind() string { return KindMemory }
 
 func (s *memoryStore) Ownership() Ownership { return s.ownership }
 
-func (s *memoryStore) Dedupe() Dedupe { return s.dedupe }
+func (s *memoryStore) Dedupe() Dedupe { return checkedDedupe{&s.gate, s.dedupe} }
 
-func (s *memoryStore) ActiveTasks() ActiveTasks { return s.active }
+func (s *memoryStore) ActiveTasks() ActiveTasks { return checkedActiveTasks{&s.gate, s.active} }
 
-func (s *memoryStore) Lifecycle() Lifecycle { return s.lifecycle }
+func (s *memoryStore) Lifecycle() Lifecycle { return checkedLifecycle{&s.gate, s.lifecycle} }
 
-func (s *memoryStore) Delivery() DeliveryStore { return s.delivery }
+func (s *memoryStore) Delivery() DeliveryStore { return checkedDelivery{&s.gate, s.delivery} }
 
-func (s *memoryStore) PushConfigs() PushConfigs { return s.push }
+func (s *memoryStore) PushConfigs() PushConfigs { return checkedPushConfigs{&s.gate, s.push} }
 
 func (s *memoryStore) EventLog() EventLog {
 	return memEventLog{logs: s.events, o: EventLogOptions{}.withDefaults()}
 }
 
-func (s *memoryStore) Challenges() Challenges { return s.challenge }
+func (s *memoryStore) Challenges() Challenges { return checkedChallenges{&s.gate, s.challenge} }
 
 func (s *memoryStore) PushSources() PushSources { return s.sources }
 

@@ -15,8 +15,7 @@ import (
 // lifetimes) follow this process's clock, while expiry is decided by the
 // caller's now.
 type memChallenges struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.Mutex
 	byTask map[memTaskKey]*list.Element // of *memChallenge
@@ -46,21 +45,23 @@ type memState struct {
 	until time.Time
 }
 
-func newMemChallenges(g *gate, maxEntries int) *memChallenges {
+func newMemChallenges(maxEntries int) *memChallenges {
 	return &memChallenges{
-		gate: g, max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
+		max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
 		byID: map[string]memTaskKey{}, states: map[string]memState{}, due: map[memTaskKey]struct{}{},
 	}
 }
 
-// get returns the live record of a task; the caller holds mu.
-func (m *memChallenges) get(k memTaskKey) *memChallenge {
+// get returns the record of a task, unless it is past its retention at
+// now; the zero now leaves retention to the sweep, for the calls that
+// take no time. The caller holds mu.
+func (m *memChallenges) get(k memTaskKey, now time.Time) *memChallenge {
 	el, ok := m.byTask[k]
 	if !ok {
 		return nil
 	}
 	rec := el.Value.(*memChallenge)
-	if !time.Now().Before(rec.keepUntil) {
+	if !now.IsZero() && !now.Before(rec.keepUntil) {
 		m.remove(el)
 		return nil
 	}
@@ -99,19 +100,10 @@ func timedOut(c Challenge, now time.Time) bool {
 }
 
 func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkChallenge(c); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkPositive("keep", keep); err != nil {
-		return Challenge{}, false, err
-	}
 	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if rec := m.get(k); rec != nil {
+	if rec := m.get(k, c.Created); rec != nil {
 		st := rec.c.Status
 		if (st == ChallengeOpen || st == ChallengeCompleted || st == ChallengeExpired) && rec.c.ID != replace {
 			return copyChallenge(rec.c), false, nil
@@ -124,7 +116,7 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 	c = copyChallenge(c)
 	c.Status, c.Method, c.CompletedAt, c.UsedAt = ChallengeOpen, "", time.Time{}, time.Time{}
 	c.Created, c.Expires = c.Created.Truncate(time.Millisecond).UTC(), c.Expires.Truncate(time.Millisecond).UTC()
-	rec := &memChallenge{key: k, c: c, keepUntil: time.Now().Add(c.Expires.Sub(c.Created) + keep)}
+	rec := &memChallenge{key: k, c: c, keepUntil: c.Expires.Add(keep)}
 	m.byTask[k] = m.order.PushBack(rec)
 	m.byID[c.ID] = k
 	m.due[k] = struct{}{}
@@ -132,27 +124,21 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 }
 
 func (m *memChallenges) Get(_ context.Context, id string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("challenge id", id); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.byIDLocked(id)
+	rec := m.byIDLocked(id, time.Time{})
 	if rec == nil {
 		return Challenge{}, false, nil
 	}
 	return copyChallenge(rec.c), true, nil
 }
 
-func (m *memChallenges) byIDLocked(id string) *memChallenge {
+func (m *memChallenges) byIDLocked(id string, now time.Time) *memChallenge {
 	k, ok := m.byID[id]
 	if !ok {
 		return nil
 	}
-	rec := m.get(k)
+	rec := m.get(k, now)
 	if rec == nil || rec.c.ID != id {
 		return nil
 	}
@@ -162,7 +148,7 @@ func (m *memChallenges) byIDLocked(id string) *memChallenge {
 // openLocked returns the challenge id if it can still be completed: it
 // exists, has not expired and is open.
 func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, error) {
-	rec := m.byIDLocked(id)
+	rec := m.byIDLocked(id, now)
 	switch {
 	case rec == nil:
 		return nil, ErrChallengeNotFound
@@ -175,18 +161,9 @@ func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, err
 }
 
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID})
+	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
 	if rec == nil {
 		return Challenge{}, false, nil
 	}
@@ -194,18 +171,6 @@ func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challe
 }
 
 func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("method", method); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("credential", sealed); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkPositive("credential ttl", ttl); err != nil {
-		return Challenge{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec, err := m.openLocked(id, now)
@@ -214,21 +179,12 @@ func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []
 	}
 	m.clearSecrets(rec)
 	rec.cred = slices.Clone(sealed)
-	rec.credUntil = time.Now().Add(min(ttl, rec.c.Expires.Sub(now)))
+	rec.credUntil = now.Add(min(ttl, rec.c.Expires.Sub(now)))
 	rec.c.Status, rec.c.Method, rec.c.CompletedAt = ChallengeCompleted, strings.Clone(method), now.Truncate(time.Millisecond).UTC()
 	return copyChallenge(rec.c), nil
 }
 
 func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("verifier", sealedVerifier); err != nil {
-		return Challenge{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec, err := m.openLocked(id, now)
@@ -237,25 +193,22 @@ func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, se
 	}
 	m.clearSecrets(rec)
 	rec.stateDigest, rec.verifier = strings.Clone(stateDigest), slices.Clone(sealedVerifier)
-	m.states[rec.stateDigest] = memState{key: rec.key, until: time.Now().Add(rec.c.Expires.Sub(now))}
+	m.states[rec.stateDigest] = memState{key: rec.key, until: rec.c.Expires}
 	return copyChallenge(rec.c), nil
 }
 
 func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st, ok := m.states[stateDigest]
 	delete(m.states, stateDigest)
-	if !ok || !time.Now().Before(st.until) {
+	// A state is kept until its challenge's expiry only to reclaim memory
+	// (the sweep drops it, as Redis drops its key): past the expiry it
+	// still finds the challenge, and reports it expired.
+	if !ok {
 		return Challenge{}, nil, ErrChallengeNotFound
 	}
-	rec := m.get(st.key)
+	rec := m.get(st.key, now)
 	if rec == nil || rec.stateDigest != stateDigest {
 		return Challenge{}, nil, ErrChallengeNotFound
 	}
@@ -271,15 +224,9 @@ func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now tim
 }
 
 func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
-		return Challenge{}, nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID})
+	rec := m.get(memTaskKey{agent, taskID}, now)
 	switch {
 	case rec == nil || rec.c.ID != id:
 		return Challenge{}, nil, ErrChallengeNotFound
@@ -287,7 +234,7 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 		return Challenge{}, nil, ErrChallengeExpired
 	case rec.c.Status != ChallengeCompleted:
 		return Challenge{}, nil, ErrChallengeState
-	case rec.cred == nil || !time.Now().Before(rec.credUntil):
+	case rec.cred == nil || !now.Before(rec.credUntil):
 		return Challenge{}, nil, ErrChallengeExpired
 	}
 	cred := rec.cred
@@ -298,20 +245,14 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 }
 
 func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID})
+	rec := m.get(memTaskKey{agent, taskID}, now)
 	if rec == nil || rec.c.ID != id {
 		return Challenge{}, false, ErrChallengeNotFound
 	}
 	st := rec.c.Status
-	lapsed := st == ChallengeCompleted && (rec.cred == nil || !time.Now().Before(rec.credUntil))
+	lapsed := st == ChallengeCompleted && (rec.cred == nil || !now.Before(rec.credUntil))
 	changed := false
 	if (st == ChallengeOpen || st == ChallengeCompleted) && (!now.Before(rec.c.Expires) || lapsed) {
 		m.clearSecrets(rec)
@@ -325,18 +266,9 @@ func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now 
 }
 
 func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return Challenge{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID})
+	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
 	if rec == nil || rec.c.Status == ChallengeClosed {
 		return Challenge{}, false, nil
 	}
@@ -348,22 +280,13 @@ func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challeng
 }
 
 func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
-	if err := checkChallengeLimit(limit); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	var due []Challenge
 	for k := range m.due {
 		if k.agent != agent {
 			continue
 		}
-		if rec := m.get(k); rec != nil && !now.Before(rec.c.Expires) {
+		if rec := m.get(k, now); rec != nil && !now.Before(rec.c.Expires) {
 			due = append(due, rec.c)
 		}
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"container/heap"
 	"container/list"
 	"context"
 	"strings"
@@ -15,13 +14,12 @@ import (
 // the janitor: unlike ownership records, each record has its own ttl and
 // Complete changes it, so creation order is not expiry order.
 type memDedupe struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.RWMutex
 	byKey  map[memDedupeKey]*memDedupeEntry
 	order  *list.List // of *memDedupeEntry, oldest first
-	expiry expiryHeap
+	expiry indexedHeap[*memDedupeEntry]
 }
 
 var _ Dedupe = (*memDedupe)(nil)
@@ -43,11 +41,17 @@ type memDedupeEntry struct {
 	expires     time.Time
 
 	element   *list.Element
-	heapIndex int
+	heapIndex int // position in expiry, -1 when absent
 }
 
-func newMemDedupe(g *gate, maxEntries int) *memDedupe {
-	return &memDedupe{gate: g, max: maxEntries, byKey: map[memDedupeKey]*memDedupeEntry{}, order: list.New()}
+func newMemDedupe(maxEntries int) *memDedupe {
+	return &memDedupe{
+		max: maxEntries, byKey: map[memDedupeKey]*memDedupeEntry{}, order: list.New(),
+		expiry: indexedHeap[*memDedupeEntry]{
+			less: func(a, b *memDedupeEntry) bool { return a.expires.Before(b.expires) },
+			at:   func(e *memDedupeEntry) *int { return &e.heapIndex },
+		},
+	}
 }
 
 // record renders e as callers see it. The result is copied so that neither
@@ -66,12 +70,6 @@ func (e *memDedupeEntry) record(now time.Time) DedupeRecord {
 }
 
 func (m *memDedupe) Claim(_ context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
-	if err := m.gate.check(); err != nil {
-		return DedupeRecord{}, 0, err
-	}
-	if err := checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl); err != nil {
-		return DedupeRecord{}, 0, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,12 +98,6 @@ func (m *memDedupe) Claim(_ context.Context, tenant, key, fingerprint, holder st
 }
 
 func (m *memDedupe) Get(_ context.Context, tenant, key string) (DedupeRecord, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return DedupeRecord{}, false, err
-	}
-	if err := checkDedupeKey(tenant, key); err != nil {
-		return DedupeRecord{}, false, err
-	}
 	now := time.Now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -117,15 +109,6 @@ func (m *memDedupe) Get(_ context.Context, tenant, key string) (DedupeRecord, bo
 }
 
 func (m *memDedupe) Renew(_ context.Context, tenant, key, holder string, lease time.Duration) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkPositive("lease", lease); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, now time.Time) {
 		e.lease = now.Add(lease)
 		if e.expires.Before(e.lease) {
@@ -135,30 +118,12 @@ func (m *memDedupe) Renew(_ context.Context, tenant, key, holder string, lease t
 }
 
 func (m *memDedupe) SetTask(_ context.Context, tenant, key, holder, taskID string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
 		e.taskID = strings.Clone(taskID)
 	}), nil
 }
 
 func (m *memDedupe) Complete(_ context.Context, tenant, key, holder string, result []byte, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkDedupeResult(result, ttl); err != nil {
-		return false, err
-	}
 	// Copied before locking: the result may be large.
 	stored := bytes.Clone(result)
 	now := time.Now()
@@ -180,12 +145,6 @@ func (m *memDedupe) Complete(_ context.Context, tenant, key, holder string, resu
 }
 
 func (m *memDedupe) Release(_ context.Context, tenant, key, holder string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
 	return m.held(tenant, key, holder, func(e *memDedupeEntry, _ time.Time) {
 		m.remove(e)
 	}), nil
@@ -222,61 +181,34 @@ func (m *memDedupe) live(id memDedupeKey, now time.Time) *memDedupeEntry {
 // insert adds an empty record for id, making room first: expired records go
 // before live ones, then the oldest. The caller holds the write lock.
 func (m *memDedupe) insert(id memDedupeKey, now, expires time.Time) *memDedupeEntry {
-	for len(m.byKey) >= m.max && len(m.expiry) > 0 && !now.Before(m.expiry[0].expires) {
-		m.remove(m.expiry[0])
+	for len(m.byKey) >= m.max && len(m.expiry.items) > 0 && !now.Before(m.expiry.items[0].expires) {
+		m.remove(m.expiry.items[0])
 	}
 	for len(m.byKey) >= m.max {
 		m.remove(m.order.Front().Value.(*memDedupeEntry))
 	}
-	e := &memDedupeEntry{id: id, expires: expires}
+	e := &memDedupeEntry{id: id, expires: expires, heapIndex: -1}
 	e.element = m.order.PushBack(e)
-	heap.Push(&m.expiry, e)
+	m.expiry.place(e, true)
 	m.byKey[id] = e
 	return e
 }
 
 func (m *memDedupe) setExpiry(e *memDedupeEntry, expires time.Time) {
 	e.expires = expires
-	heap.Fix(&m.expiry, e.heapIndex)
+	m.expiry.place(e, true)
 }
 
 func (m *memDedupe) remove(e *memDedupeEntry) {
 	m.order.Remove(e.element)
-	heap.Remove(&m.expiry, e.heapIndex)
+	m.expiry.place(e, false)
 	delete(m.byKey, e.id)
 }
 
 func (m *memDedupe) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for len(m.expiry) > 0 && !now.Before(m.expiry[0].expires) {
-		m.remove(m.expiry[0])
+	for len(m.expiry.items) > 0 && !now.Before(m.expiry.items[0].expires) {
+		m.remove(m.expiry.items[0])
 	}
-}
-
-// expiryHeap orders records by expiry, soonest first, and keeps each
-// record's heapIndex current so a record can be fixed or removed in place.
-type expiryHeap []*memDedupeEntry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].expires.Before(h[j].expires) }
-
-func (h expiryHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex = i
-	h[j].heapIndex = j
-}
-
-func (h *expiryHeap) Push(x any) {
-	e := x.(*memDedupeEntry)
-	e.heapIndex = len(*h)
-	*h = append(*h, e)
-}
-
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
 }

@@ -22,13 +22,12 @@ const memDeliveryMaxBytes = 512 << 20
 // remembered ids together; at the bound, remembered ids go first, then the
 // oldest dead letters, and only then is Enqueue refused.
 type memDelivery struct {
-	gate     *gate
 	max      int
 	maxBytes int
 
 	mu        sync.Mutex
 	queues    map[string]*memQueue
-	due       memDueHeap
+	due       indexedHeap[*memQueue]
 	dead      map[memDeliveryRef]*memDead
 	deadOrder []string // members, sorted
 	byMember  map[string]*memDead
@@ -66,10 +65,11 @@ type memDone struct {
 	at  time.Time
 }
 
-func newMemDelivery(g *gate, maxEntries int) *memDelivery {
+func newMemDelivery(maxEntries int) *memDelivery {
 	return &memDelivery{
-		gate: g, max: maxEntries, maxBytes: memDeliveryMaxBytes,
+		max: maxEntries, maxBytes: memDeliveryMaxBytes,
 		queues:   map[string]*memQueue{},
+		due:      indexedHeap[*memQueue]{less: dueBefore, at: func(q *memQueue) *int { return &q.dueAt }},
 		dead:     map[memDeliveryRef]*memDead{},
 		byMember: map[string]*memDead{},
 	}
@@ -105,41 +105,63 @@ func copyDelivery(d Delivery) Delivery {
 }
 
 func (m *memDelivery) Enqueue(_ context.Context, d Delivery) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDelivery(&d); err != nil {
-		return false, err
-	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, queued, err := m.enqueue(d, time.Now())
+	return queued, err
+}
+
+func (m *memDelivery) EnqueueAll(_ context.Context, ds []Delivery) ([]bool, []error) {
+	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, d := range ds {
+		_, queued[i], errs[i] = m.enqueue(d, now)
+	}
+	return queued, errs
+}
+
+func (m *memDelivery) EnqueueClaim(_ context.Context, d Delivery, holder string, ttl time.Duration) (bool, bool, Delivery, []Attempt, error) {
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, queued, err := m.enqueue(d, now)
+	if err != nil || !queued || !m.claim(q, holder, ttl, now) {
+		return queued, false, Delivery{}, nil, err
+	}
+	head, atts, _ := q.head()
+	return true, true, head, atts, nil
+}
+
+// enqueue is Enqueue with m.mu held; q is d's queue.
+func (m *memDelivery) enqueue(d Delivery, now time.Time) (q *memQueue, queued bool, err error) {
 	d.Enqueued, _ = nanoTime("enqueued", d.Enqueued)
 	if d.Enqueued.IsZero() {
 		d.Enqueued = now.Round(0).UTC()
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(d.Endpoint, true)
+	q = m.queue(d.Endpoint, true)
 	if q.disabled(now) {
-		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+		return q, false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
 	}
 	if _, ok := q.queued[d.ID]; ok {
-		return false, nil
+		return q, false, nil
 	}
 	if at, ok := q.done[d.ID]; ok && now.Sub(at) < DeliveryIDRetention {
-		return false, nil
+		return q, false, nil
 	}
 	if len(q.items) >= MaxQueueLength {
-		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+		return q, false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
 	}
 	m.forget(q, d.ID)
 	if err := m.makeRoom(1, len(d.Payload), now); err != nil {
-		return false, err
+		return q, false, err
 	}
 	d.ID, d.TaskID = strings.Clone(d.ID), strings.Clone(d.TaskID)
 	d.Endpoint = q.endpoint
 	d.Payload = copyDelivery(d).Payload
 	m.push(q, d, now)
-	return true, nil
+	return q, true, nil
 }
 
 // push appends d to q and makes q due now unless it is due already.
@@ -150,7 +172,7 @@ func (m *memDelivery) push(q *memQueue, d Delivery, now time.Time) {
 	m.bytes += len(d.Payload)
 	if q.dueAt < 0 {
 		q.due = now
-		heap.Push(&m.due, q)
+		m.due.place(q, true)
 	}
 }
 
@@ -196,24 +218,29 @@ func (m *memDelivery) dropOldestDone() bool {
 }
 
 func (m *memDelivery) Next(_ context.Context, endpoint string) (Delivery, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return Delivery{}, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, false, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(endpoint, false)
-	if q == nil || len(q.items) == 0 {
-		return Delivery{}, false, nil
-	}
-	return copyDelivery(q.items[0]), true, nil
+	d, _, ok, err := m.Head(context.Background(), endpoint)
+	return d, ok, err
 }
 
-// head checks that id is q's head: nil and false when id is not queued
+func (m *memDelivery) Head(_ context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, atts, ok := m.queue(endpoint, false).head()
+	return d, atts, ok, nil
+}
+
+// head returns copies of q's head and its attempt log; false when q is nil
+// or empty.
+func (q *memQueue) head() (Delivery, []Attempt, bool) {
+	if q == nil || len(q.items) == 0 {
+		return Delivery{}, nil, false
+	}
+	return copyDelivery(q.items[0]), slices.Clone(q.attempts[q.items[0].ID]), true
+}
+
+// isHead checks that id is q's head: nil and false when id is not queued
 // (nothing to do), ErrNotHead when it is queued behind the head.
-func (m *memDelivery) head(q *memQueue, id string) (bool, error) {
+func (m *memDelivery) isHead(q *memQueue, id string) (bool, error) {
 	if q == nil {
 		return false, nil
 	}
@@ -243,36 +270,36 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	q.done[d.ID] = now
 	m.doneLog = append(m.doneLog, memDone{ref: memDeliveryRef{q.endpoint, d.ID}, at: now})
 	if len(q.items) == 0 && q.dueAt >= 0 {
-		heap.Remove(&m.due, q.dueAt)
+		m.due.place(q, false)
 	}
 	return d
 }
 
 func (m *memDelivery) Ack(_ context.Context, endpoint, id string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
+	_, _, _, err := m.AckHead(context.Background(), endpoint, id, "")
+	return err
+}
+
+func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.head(q, id)
-	if !ok {
-		return err
+	ok, err := m.isHead(q, id)
+	if err != nil {
+		return Delivery{}, nil, false, err
 	}
-	m.pop(q, time.Now())
-	return nil
+	if ok {
+		m.pop(q, now)
+	}
+	next, atts, found := q.head()
+	if !found && q != nil && holder != "" && q.leased(now) && q.holder == holder {
+		q.holder, q.leaseExpiry = "", time.Time{}
+	}
+	return next, atts, found, nil
 }
 
 func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	atts, err := normalizeAttempts(attempts)
 	if err != nil {
 		return err
@@ -281,7 +308,7 @@ func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string,
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.head(q, id)
+	ok, err := m.isHead(q, id)
 	if !ok {
 		return err
 	}
@@ -322,16 +349,7 @@ func (m *memDelivery) dropDead(e *memDead) {
 }
 
 func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string) (int, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, err
-	}
-	reason = strings.Clone(clipText(reason, MaxReasonBytes))
-	if reason == "" {
-		reason = "disabled"
-	}
+	reason = strings.Clone(reason)
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -347,12 +365,6 @@ func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string
 }
 
 func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
@@ -363,16 +375,6 @@ func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attemp
 }
 
 func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a Attempt) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
-	a, err := normalizeAttempt(a)
-	if err != nil {
-		return err
-	}
 	a.Err = strings.Clone(a.Err)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -389,18 +391,27 @@ func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a At
 }
 
 func (m *memDelivery) ClaimEndpoint(_ context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, err
-	}
+	ok, _, _, _, err := m.ClaimHead(context.Background(), endpoint, holder, ttl)
+	return ok, err
+}
+
+func (m *memDelivery) ClaimHead(_ context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, true)
+	if !m.claim(q, holder, ttl, now) {
+		return false, Delivery{}, nil, false, nil
+	}
+	d, atts, ok := q.head()
+	return true, d, atts, ok, nil
+}
+
+// claim gives q's lease to holder for ttl unless another holds it, and
+// then keeps q from being due before the lease runs out.
+func (m *memDelivery) claim(q *memQueue, holder string, ttl time.Duration, now time.Time) bool {
 	if q.leased(now) && q.holder != holder {
-		return false, nil
+		return false
 	}
 	if q.holder != holder {
 		q.holder = strings.Clone(holder)
@@ -408,18 +419,12 @@ func (m *memDelivery) ClaimEndpoint(_ context.Context, endpoint, holder string, 
 	q.leaseExpiry = now.Add(ttl)
 	if q.dueAt >= 0 && q.due.Before(q.leaseExpiry) {
 		q.due = q.leaseExpiry
-		heap.Fix(&m.due, q.dueAt)
+		m.due.place(q, true)
 	}
-	return true, nil
+	return true
 }
 
 func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string, next time.Time) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkRelease(endpoint, holder, next); err != nil {
-		return err
-	}
 	now := time.Now()
 	if next.IsZero() {
 		next = now
@@ -435,40 +440,30 @@ func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string
 		return nil
 	}
 	q.due = next
-	if q.dueAt >= 0 {
-		heap.Fix(&m.due, q.dueAt)
-	} else {
-		heap.Push(&m.due, q)
-	}
+	m.due.place(q, true)
 	return nil
 }
 
 func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkEndpointsLimit(limit); err != nil {
-		return nil, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// The due heap's smallest entries, found by walking it from the root
 	// with a frontier ordered the same way: O(limit log limit).
 	var out []string
-	frontier := memDueHeap{}
-	if len(m.due) > 0 {
-		frontier = append(frontier, m.due[0])
+	frontier := indexedHeap[*memQueue]{less: dueBefore}
+	if m.due.Len() > 0 {
+		frontier.items = append(frontier.items, m.due.items[0])
 	}
-	for len(frontier) > 0 && len(out) < limit {
-		q := frontier.popFrontier()
+	for frontier.Len() > 0 && len(out) < limit {
+		q := heap.Pop(&frontier).(*memQueue)
 		if q.due.After(now) {
 			break
 		}
 		out = append(out, q.endpoint)
 		for _, c := range []int{2*q.dueAt + 1, 2*q.dueAt + 2} {
-			if c < len(m.due) {
-				frontier.pushFrontier(m.due[c])
+			if c < m.due.Len() {
+				heap.Push(&frontier, m.due.items[c])
 			}
 		}
 	}
@@ -476,12 +471,6 @@ func (m *memDelivery) Endpoints(_ context.Context, limit int) ([]string, error) 
 }
 
 func (m *memDelivery) Depth(_ context.Context, endpoint string) (int, time.Time, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, time.Time{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
@@ -492,14 +481,11 @@ func (m *memDelivery) Depth(_ context.Context, endpoint string) (int, time.Time,
 }
 
 func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	var oldest time.Time
-	for _, q := range m.due {
+	for _, q := range m.due.items {
 		n += len(q.items)
 		if at := q.items[0].Enqueued; oldest.IsZero() || at.Before(oldest) {
 			oldest = at
@@ -509,12 +495,6 @@ func (m *memDelivery) Backlog(context.Context) (int, time.Time, error) {
 }
 
 func (m *memDelivery) DeadLetters(_ context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkDeadLetterLimit(limit); err != nil {
-		return nil, "", err
-	}
 	after, err := decodeDeadCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -547,12 +527,6 @@ func (e *memDead) copyOut() DeadLetter {
 }
 
 func (m *memDelivery) GetDeadLetter(_ context.Context, endpoint, id string) (DeadLetter, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return DeadLetter{}, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return DeadLetter{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.dead[memDeliveryRef{endpoint, id}]
@@ -563,12 +537,6 @@ func (m *memDelivery) GetDeadLetter(_ context.Context, endpoint, id string) (Dea
 }
 
 func (m *memDelivery) Redeliver(_ context.Context, endpoint, id string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -629,67 +597,4 @@ func (m *memDelivery) sweep(now time.Time) {
 	}
 }
 
-// memDueHeap orders queues by due time, keeping each queue's dueAt current.
-type memDueHeap []*memQueue
-
-func (h memDueHeap) Len() int           { return len(h) }
-func (h memDueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-
-func (h memDueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].dueAt = i
-	h[j].dueAt = j
-}
-
-func (h *memDueHeap) Push(x any) {
-	q := x.(*memQueue)
-	q.dueAt = len(*h)
-	*h = append(*h, q)
-}
-
-func (h *memDueHeap) Pop() any {
-	old := *h
-	q := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	q.dueAt = -1
-	return q
-}
-
-// pushFrontier and popFrontier use a memDueHeap as a plain priority queue
-// that leaves the queues' dueAt alone, for Endpoints' walk of the real heap.
-func (h *memDueHeap) pushFrontier(q *memQueue) {
-	*h = append(*h, q)
-	for i := len(*h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !(*h)[i].due.Before((*h)[p].due) {
-			break
-		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
-		i = p
-	}
-}
-
-func (h *memDueHeap) popFrontier() *memQueue {
-	old := *h
-	top := old[0]
-	last := len(old) - 1
-	old[0] = old[last]
-	old[last] = nil
-	*h = old[:last]
-	for i := 0; ; {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < last && old[l].due.Before(old[s].due) {
-			s = l
-		}
-		if r < last && old[r].due.Before(old[s].due) {
-			s = r
-		}
-		if s == i {
-			break
-		}
-		old[i], old[s] = old[s], old[i]
-		i = s
-	}
-	return top
-}
+func dueBefore(a, b *memQueue) bool { return a.due.Before(b.due) }

@@ -146,10 +146,7 @@ func (l memEventLog) Append(_ context.Context, agent, taskID, id string, payload
 
 func (l memEventLog) After(_ context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
 	m := l.logs
-	if err := m.gate.check(); err != nil {
-		return nil, false, err
-	}
-	if err := checkAfter(agent, taskID, id, limit); err != nil {
+	if err := m.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
 		return nil, false, err
 	}
 	m.mu.Lock()
@@ -172,10 +169,7 @@ func (l memEventLog) After(_ context.Context, agent, taskID, id string, limit in
 
 func (l memEventLog) Snapshot(_ context.Context, agent, taskID string) (int64, []byte, bool, error) {
 	m := l.logs
-	if err := m.gate.check(); err != nil {
-		return 0, nil, false, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return 0, nil, false, err
 	}
 	m.mu.Lock()
@@ -189,10 +183,7 @@ func (l memEventLog) Snapshot(_ context.Context, agent, taskID string) (int64, [
 
 func (l memEventLog) SaveSnapshot(_ context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
 	m := l.logs
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkSnapshot(agent, taskID, seq, snapshot); err != nil {
+	if err := m.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
 		return false, err
 	}
 	now := time.Now()

@@ -26,10 +26,7 @@ func (l memEventLog) Record(ctx context.Context, agent, taskID, id string, paylo
 
 func (l memEventLog) Live(_ context.Context, agent, taskID string) (time.Duration, error) {
 	m := l.logs
-	if err := m.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()

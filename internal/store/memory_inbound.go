@@ -33,10 +33,7 @@ func newMemPushSources(g *gate, maxEntries int) *memPushSources {
 }
 
 func (m *memPushSources) Get(_ context.Context, agent, taskID string) (PushSource, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return PushSource{}, false, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return PushSource{}, false, err
 	}
 	m.mu.Lock()
@@ -80,10 +77,7 @@ func (m *memPushSources) Put(_ context.Context, s PushSource, ttl time.Duration)
 }
 
 func (m *memPushSources) Delete(_ context.Context, agent, taskID string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return err
 	}
 	m.mu.Lock()

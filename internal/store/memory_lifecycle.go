@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -15,15 +14,14 @@ import (
 // the size bound, and records that expire by expiry, for the janitor. List
 // sorts an agent's matching records on demand.
 type memLifecycle struct {
-	gate *gate
-	max  int
+	max int
 
 	mu     sync.RWMutex
 	agents map[string]map[string]*memLCEntry // agent -> task id -> record
 	n      int
-	idle   memLCHeap // evictable records, least recent activity first
-	expiry memLCHeap // records with an expiry, soonest first
-	rev    int64     // the last revision issued: revisions never repeat
+	idle   indexedHeap[*memLCEntry] // evictable records, least recent activity first
+	expiry indexedHeap[*memLCEntry] // records with an expiry, soonest first
+	rev    int64                    // the last revision issued: revisions never repeat
 	leases map[string]memLease
 }
 
@@ -54,16 +52,15 @@ type memLease struct {
 	expires time.Time
 }
 
-func newMemLifecycle(g *gate, maxEntries int) *memLifecycle {
+func newMemLifecycle(maxEntries int) *memLifecycle {
 	return &memLifecycle{
-		gate:   g,
 		max:    maxEntries,
 		agents: map[string]map[string]*memLCEntry{},
-		idle: memLCHeap{
+		idle: indexedHeap[*memLCEntry]{
 			less: func(a, b *memLCEntry) bool { return a.pos.before(b.pos) },
 			at:   func(e *memLCEntry) *int { return &e.idleAt },
 		},
-		expiry: memLCHeap{
+		expiry: indexedHeap[*memLCEntry]{
 			less: func(a, b *memLCEntry) bool { return a.expires.Before(b.expires) },
 			at:   func(e *memLCEntry) *int { return &e.expiryAt },
 		},
@@ -72,12 +69,6 @@ func newMemLifecycle(g *gate, maxEntries int) *memLifecycle {
 }
 
 func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return TaskLifecycle{}, false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
-		return TaskLifecycle{}, false, err
-	}
 	now := time.Now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -89,9 +80,6 @@ func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecyc
 }
 
 func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return 0, false, err
-	}
 	stored, err := normalizeLifecycle(rec)
 	if err != nil {
 		return 0, false, err
@@ -142,12 +130,6 @@ func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Durat
 }
 
 func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkLifecycleFilter(f, limit); err != nil {
-		return nil, "", err
-	}
 	after, paged, err := decodeLifecycleCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -183,12 +165,6 @@ func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string,
 }
 
 func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string]int, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
 	now := time.Now()
 	counts := map[string]int{}
 	m.mu.RLock()
@@ -202,12 +178,6 @@ func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string
 }
 
 func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
-		return false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.live(agent, taskID, time.Now())
@@ -219,12 +189,6 @@ func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, er
 }
 
 func (m *memLifecycle) Lease(_ context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLease(name, holder, ttl); err != nil {
-		return false, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -294,51 +258,4 @@ func (m *memLifecycle) remove(e *memLCEntry) {
 		delete(m.agents, e.rec.Agent)
 	}
 	m.n--
-}
-
-// memLCHeap is a heap of records ordered by less that keeps each record's
-// position in the field at returns, so a record can be fixed or removed in
-// place.
-type memLCHeap struct {
-	items []*memLCEntry
-	less  func(a, b *memLCEntry) bool
-	at    func(*memLCEntry) *int
-}
-
-// place puts e in the heap, or fixes its place, when in is true, and takes
-// it out otherwise.
-func (h *memLCHeap) place(e *memLCEntry, in bool) {
-	i := *h.at(e)
-	switch {
-	case in && i >= 0:
-		heap.Fix(h, i)
-	case in:
-		heap.Push(h, e)
-	case i >= 0:
-		heap.Remove(h, i)
-	}
-}
-
-func (h *memLCHeap) Len() int           { return len(h.items) }
-func (h *memLCHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
-
-func (h *memLCHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	*h.at(h.items[i]) = i
-	*h.at(h.items[j]) = j
-}
-
-func (h *memLCHeap) Push(x any) {
-	e := x.(*memLCEntry)
-	*h.at(e) = len(h.items)
-	h.items = append(h.items, e)
-}
-
-func (h *memLCHeap) Pop() any {
-	last := len(h.items) - 1
-	e := h.items[last]
-	h.items[last] = nil
-	h.items = h.items[:last]
-	*h.at(e) = -1
-	return e
 }

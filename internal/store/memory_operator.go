@@ -12,8 +12,7 @@ import (
 // memDeliveryLog is the embedded store's DeliveryLog: at most max tasks,
 // the one attempted least recently making room for a new one.
 type memDeliveryLog struct {
-	gate *gate
-	max  int
+	max int
 
 	mu    sync.Mutex
 	tasks map[memAttemptRef]*list.Element // of *memAttemptLog
@@ -28,17 +27,11 @@ type memAttemptLog struct {
 	last     time.Time
 }
 
-func newMemDeliveryLog(g *gate, max int) *memDeliveryLog {
-	return &memDeliveryLog{gate: g, max: max, tasks: map[memAttemptRef]*list.Element{}, lru: list.New()}
+func newMemDeliveryLog(max int) *memDeliveryLog {
+	return &memDeliveryLog{max: max, tasks: map[memAttemptRef]*list.Element{}, lru: list.New()}
 }
 
 func (m *memDeliveryLog) Add(_ context.Context, agent, taskID string, a TaskAttempt) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTaskAttempt(agent, taskID, &a); err != nil {
-		return err
-	}
 	a.Endpoint, a.ID, a.Err = strings.Clone(a.Endpoint), strings.Clone(a.ID), strings.Clone(a.Err)
 	ref := memAttemptRef{strings.Clone(agent), strings.Clone(taskID)}
 	m.mu.Lock()
@@ -65,9 +58,6 @@ func (m *memDeliveryLog) Add(_ context.Context, agent, taskID string, a TaskAtte
 }
 
 func (m *memDeliveryLog) List(_ context.Context, agent, taskID string) ([]TaskAttempt, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el := m.tasks[memAttemptRef{agent, taskID}]
@@ -84,12 +74,6 @@ func (m *memDeliveryLog) List(_ context.Context, agent, taskID string) ([]TaskAt
 }
 
 func (m *memDelivery) DiscardDeadLetter(_ context.Context, endpoint, id string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.dead[memDeliveryRef{endpoint, id}]

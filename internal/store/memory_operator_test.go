@@ -9,7 +9,7 @@ import (
 // The embedded delivery log keeps at most max tasks; the one attempted
 // least recently goes first.
 func TestMemDeliveryLogEvictsTheLeastRecentlyAttempted(t *testing.T) {
-	l := newMemDeliveryLog(&gate{}, 2)
+	l := newMemDeliveryLog(2)
 	ctx := context.Background()
 	add := func(task string) {
 		t.Helper()

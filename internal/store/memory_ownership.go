@@ -41,13 +41,7 @@ func newMemOwnership(g *gate, ttl time.Duration, maxEntries int) *memOwnership {
 }
 
 func (m *memOwnership) Claim(_ context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkRefs(agent, refs); err != nil {
-		return nil, err
-	}
-	if err := checkOwner(owner); err != nil {
+	if err := m.gate.check(checkRefs(agent, refs), checkOwner(owner)); err != nil {
 		return nil, err
 	}
 	out := make([]Owner, len(refs))
@@ -80,10 +74,7 @@ func (m *memOwnership) Claim(_ context.Context, agent string, refs []Ref, owner 
 }
 
 func (m *memOwnership) Lookup(_ context.Context, agent string, refs []Ref) ([]Owner, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkRefs(agent, refs); err != nil {
+	if err := m.gate.check(checkRefs(agent, refs)); err != nil {
 		return nil, err
 	}
 	out := make([]Owner, len(refs))

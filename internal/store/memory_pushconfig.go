@@ -13,8 +13,7 @@ import (
 // watched index as a map of first registration times. Watched sorts on
 // every call: the embedded store serves one replica and few watched tasks.
 type memPushConfigs struct {
-	gate *gate
-	max  int
+	max int
 
 	mu      sync.Mutex
 	tasks   map[TaskRef]*memTaskConfigs
@@ -28,8 +27,8 @@ type memTaskConfigs struct {
 	expires time.Time
 }
 
-func newMemPushConfigs(g *gate, maxEntries int) *memPushConfigs {
-	return &memPushConfigs{gate: g, max: maxEntries, tasks: map[TaskRef]*memTaskConfigs{}, watched: map[TaskRef]time.Time{}}
+func newMemPushConfigs(maxEntries int) *memPushConfigs {
+	return &memPushConfigs{max: maxEntries, tasks: map[TaskRef]*memTaskConfigs{}, watched: map[TaskRef]time.Time{}}
 }
 
 // live returns the task's configs unless they expired; the caller holds mu.
@@ -44,9 +43,6 @@ func (m *memPushConfigs) live(ref TaskRef, now time.Time) *memTaskConfigs {
 }
 
 func (m *memPushConfigs) Put(_ context.Context, c PushConfig) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
 	now := time.Now()
 	c, err := checkPushConfig(c, now)
 	if err != nil {
@@ -84,12 +80,6 @@ func (m *memPushConfigs) Put(_ context.Context, c PushConfig) (bool, error) {
 }
 
 func (m *memPushConfigs) Get(_ context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	if err := m.gate.check(); err != nil {
-		return PushConfig{}, false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
-		return PushConfig{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if t := m.live(TaskRef{agent, taskID}, time.Now()); t != nil {
@@ -103,12 +93,6 @@ func (m *memPushConfigs) Get(_ context.Context, agent, taskID, id string) (PushC
 }
 
 func (m *memPushConfigs) List(_ context.Context, agent, taskID string) ([]PushConfig, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.live(TaskRef{agent, taskID}, time.Now())
@@ -121,12 +105,6 @@ func (m *memPushConfigs) List(_ context.Context, agent, taskID string) ([]PushCo
 }
 
 func (m *memPushConfigs) Delete(_ context.Context, agent, taskID, id string) (bool, error) {
-	if err := m.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
-		return false, err
-	}
 	ref := TaskRef{agent, taskID}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -146,12 +124,6 @@ func (m *memPushConfigs) Delete(_ context.Context, agent, taskID, id string) (bo
 }
 
 func (m *memPushConfigs) Watched(_ context.Context, limit int) ([]TaskRef, error) {
-	if err := m.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkWatchedLimit(limit); err != nil {
-		return nil, err
-	}
 	m.mu.Lock()
 	type entry struct {
 		ref TaskRef
@@ -173,12 +145,6 @@ func (m *memPushConfigs) Watched(_ context.Context, limit int) ([]TaskRef, error
 }
 
 func (m *memPushConfigs) Finish(_ context.Context, agent, taskID string) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.watched, TaskRef{agent, taskID})

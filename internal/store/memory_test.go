@@ -85,3 +85,15 @@ func TestConstructorsTolerateUnvalidatedOptions(t *testing.T) {
 		t.Fatalf("Claim = %v, %v", got, err)
 	}
 }
+
+// The zero options take the documented defaults, and pass Validate.
+func TestOptionsDefaults(t *testing.T) {
+	d := withDefaults(Options{})
+	if d.KeyPrefix != "a2agw" || d.OwnershipTTL.D() != 720*time.Hour || d.RequestBudget.D() != 2*time.Second || d.Memory.MaxEntries != 1_000_000 ||
+		d.Redis.DialTimeout.D() != 2*time.Second || d.Redis.ReadTimeout.D() != time.Second || d.Redis.WriteTimeout.D() != time.Second {
+		t.Fatalf("defaults = %+v", d)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("the defaults do not validate: %v", err)
+	}
+}

@@ -49,11 +49,45 @@ const (
 func OperatorConcerns(s Store) (DeliveryLog, DeadLetterDiscarder, bool) {
 	switch s := s.(type) {
 	case *memoryStore:
-		return newMemDeliveryLog(&s.gate, s.delivery.max), s.delivery, true
+		return checkedDeliveryLog{&s.gate, newMemDeliveryLog(s.delivery.max)}, checkedDiscarder{&s.gate, s.delivery}, true
 	case *redisStore:
-		return &redisDeliveryLog{conn: s.conn}, s.delivery, true
+		return checkedDeliveryLog{s.conn.gate, &redisDeliveryLog{conn: s.conn}}, checkedDiscarder{s.conn.gate, s.delivery}, true
 	}
 	return nil, nil, false
+}
+
+// checkedDeliveryLog and checkedDiscarder refuse every call once the store
+// is closed and check the arguments before either back end sees them, as
+// the other concerns' checked wrappers do.
+type checkedDeliveryLog struct {
+	gate *gate
+	b    DeliveryLog
+}
+
+func (c checkedDeliveryLog) Add(ctx context.Context, agent, taskID string, a TaskAttempt) error {
+	if err := c.gate.check(checkTaskAttempt(agent, taskID, &a)); err != nil {
+		return err
+	}
+	return c.b.Add(ctx, agent, taskID, a)
+}
+
+func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error) {
+	if err := c.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+		return nil, err
+	}
+	return c.b.List(ctx, agent, taskID)
+}
+
+type checkedDiscarder struct {
+	gate *gate
+	b    DeadLetterDiscarder
+}
+
+func (c checkedDiscarder) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return false, err
+	}
+	return c.b.DiscardDeadLetter(ctx, endpoint, id)
 }
 
 func checkTaskAttempt(agent, taskID string, a *TaskAttempt) error {

@@ -30,12 +30,6 @@ type RedisOptions = config.RedisOptions
 // MemoryOptions tunes the embedded store.
 type MemoryOptions = config.MemoryOptions
 
-// DefaultOptions returns the options with every default filled in, for a
-// configuration loader that wants to show effective values.
-func DefaultOptions() Options {
-	return withDefaults(Options{})
-}
-
 // withDefaults replaces zero values with the documented defaults. Negative
 // values, which Validate refuses, are treated the same way so that a
 // constructor given unvalidated options still cannot misbehave.

@@ -228,3 +228,53 @@ func decodePushConfig(agent, taskID string, raw []byte) (PushConfig, error) {
 		URL: r.URL, Token: r.Token, AuthScheme: r.Scheme, AuthCredentials: r.Credentials,
 	}, nil
 }
+
+// checkedPushConfigs is the PushConfigs a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedPushConfigs struct {
+	gate *gate
+	b    PushConfigs
+}
+
+func (w checkedPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
+	if err := w.gate.check(); err != nil {
+		return false, err
+	}
+	return w.b.Put(ctx, c)
+}
+
+func (w checkedPushConfigs) Get(ctx context.Context, agent, taskID, id string) (PushConfig, bool, error) {
+	if err := w.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
+		return PushConfig{}, false, err
+	}
+	return w.b.Get(ctx, agent, taskID, id)
+}
+
+func (w checkedPushConfigs) List(ctx context.Context, agent, taskID string) ([]PushConfig, error) {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return nil, err
+	}
+	return w.b.List(ctx, agent, taskID)
+}
+
+func (w checkedPushConfigs) Delete(ctx context.Context, agent, taskID, id string) (bool, error) {
+	if err := w.gate.check(checkPushConfigRef(agent, taskID, id)); err != nil {
+		return false, err
+	}
+	return w.b.Delete(ctx, agent, taskID, id)
+}
+
+func (w checkedPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, error) {
+	if err := w.gate.check(checkWatchedLimit(limit)); err != nil {
+		return nil, err
+	}
+	return w.b.Watched(ctx, limit)
+}
+
+func (w checkedPushConfigs) Finish(ctx context.Context, agent, taskID string) error {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return err
+	}
+	return w.b.Finish(ctx, agent, taskID)
+}

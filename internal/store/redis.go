@@ -165,19 +165,21 @@ func (s *redisStore) Kind() string { return KindRedis }
 
 func (s *redisStore) Ownership() Ownership { return s.ownership }
 
-func (s *redisStore) Dedupe() Dedupe { return s.dedupe }
+func (s *redisStore) Dedupe() Dedupe { return checkedDedupe{s.conn.gate, s.dedupe} }
 
-func (s *redisStore) ActiveTasks() ActiveTasks { return s.active }
+func (s *redisStore) ActiveTasks() ActiveTasks { return checkedActiveTasks{s.conn.gate, s.active} }
 
-func (s *redisStore) Lifecycle() Lifecycle { return s.lifecycle }
+func (s *redisStore) Lifecycle() Lifecycle { return checkedLifecycle{s.conn.gate, s.lifecycle} }
 
-func (s *redisStore) Delivery() DeliveryStore { return s.delivery }
+func (s *redisStore) Delivery() DeliveryStore { return checkedDelivery{s.conn.gate, s.delivery} }
 
-func (s *redisStore) PushConfigs() PushConfigs { return s.push }
+func (s *redisStore) PushConfigs() PushConfigs { return checkedPushConfigs{s.conn.gate, s.push} }
 
 func (s *redisStore) EventLog() EventLog { return s.events }
 
-func (s *redisStore) Challenges() Challenges { return &redisChallenges{conn: s.conn} }
+func (s *redisStore) Challenges() Challenges {
+	return checkedChallenges{s.conn.gate, &redisChallenges{conn: s.conn}}
+}
 
 func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: s.conn} }
 

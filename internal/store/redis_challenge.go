@@ -24,6 +24,7 @@ import (
 //	  url    authorization URL
 //	  st     status              m          method
 //	  crt, exp, cmp, usd   created, expires, completed, used: Unix ms
+//	  cu     when the credential's lifetime ends, Unix ms
 //	  ost    digest of the bound OAuth state
 //	  ovf    sealed PKCE verifier
 //	<prefix>:achc:{<agent>:t:<task id>}   sealed credential, expiring
@@ -66,6 +67,9 @@ end
 local function pending(st)
   return st == 'open' or st == 'completed'
 end
+local function lapsed(now)
+  return tonumber(redis.call('HGET', KEYS[1], 'cu') or '0') <= now
+end
 local function timed_out(st, exp, now)
   return st == 'expired' or (pending(st) and exp <= now)
 end
@@ -91,7 +95,7 @@ if timed_out(st, exp, now) then return {-2} end
 if st ~= 'open' then return {-3} end
 local ttl = math.min(tonumber(ARGV[5]), exp - now)
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
-redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2])
+redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2], 'cu', string.format('%.0f', now + ttl))
 redis.call('HDEL', KEYS[1], 'ost', 'ovf')
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
@@ -120,7 +124,7 @@ local now = tonumber(ARGV[2])
 if timed_out(st, exp, now) then return {-2} end
 if st ~= 'completed' then return {-3} end
 local cred = redis.call('GET', KEYS[2])
-if not cred then return {-2} end
+if not cred or lapsed(now) then return {-2} end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'st', 'used', 'usd', ARGV[2])
 return {1, redis.call('HGETALL', KEYS[1]), cred}
@@ -128,8 +132,9 @@ return {1, redis.call('HGETALL', KEYS[1]), cred}
 	challengeExpireScript = redis.NewScript(challengeStatusPrelude + `
 local st, exp = current(ARGV[1])
 if not st then return {-1} end
-local lapsed = st == 'completed' and redis.call('EXISTS', KEYS[2]) == 0
-if pending(st) and (exp <= tonumber(ARGV[2]) or lapsed) then
+local now = tonumber(ARGV[2])
+local gone = st == 'completed' and (redis.call('EXISTS', KEYS[2]) == 0 or lapsed(now))
+if pending(st) and (exp <= now or gone) then
   redis.call('HSET', KEYS[1], 'st', 'expired')
   redis.call('HDEL', KEYS[1], 'ost', 'ovf')
   redis.call('DEL', KEYS[2])
@@ -187,15 +192,6 @@ func parseTaskRefValue(v string) (agent, taskID string, err error) {
 func dueMember(taskID, id string) string { return escape(taskID) + "|" + escape(id) }
 
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkChallenge(c); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkPositive("keep", keep); err != nil {
-		return Challenge{}, false, err
-	}
 	scopes, _ := json.Marshal(nonNil(c.Scopes))
 	ttl := c.Expires.Sub(c.Created) + keep
 	args := []any{millis(ttl), replace,
@@ -223,12 +219,6 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 }
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("challenge id", id); err != nil {
-		return Challenge{}, false, err
-	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeIDFamily, id), false)
 	if err != nil || !ok {
 		return Challenge{}, false, err
@@ -262,15 +252,6 @@ func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (ag
 }
 
 func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return Challenge{}, false, err
-	}
 	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
 	if err != nil {
 		return Challenge{}, false, r.conn.fail("challenge get", err)
@@ -283,18 +264,6 @@ func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Ch
 }
 
 func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("method", method); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("credential", sealed); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkPositive("credential ttl", ttl); err != nil {
-		return Challenge{}, err
-	}
 	c, ok, err := r.Get(ctx, id)
 	if err != nil {
 		return Challenge{}, err
@@ -307,15 +276,6 @@ func (r *redisChallenges) Complete(ctx context.Context, id, method string, seale
 }
 
 func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, err
-	}
-	if err := checkSealed("verifier", sealedVerifier); err != nil {
-		return Challenge{}, err
-	}
 	c, ok, err := r.Get(ctx, id)
 	if err != nil {
 		return Challenge{}, err
@@ -339,12 +299,6 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 }
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkName("state digest", stateDigest); err != nil {
-		return Challenge{}, nil, err
-	}
 	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeStateFamily, stateDigest), true)
 	if err != nil {
 		return Challenge{}, nil, err
@@ -360,12 +314,6 @@ func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now
 }
 
 func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, nil, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
-		return Challenge{}, nil, err
-	}
 	c, cred, err := r.run(ctx, "challenge use", challengeUseScript, agent, taskID, id, now)
 	if err != nil {
 		return Challenge{}, nil, err
@@ -378,12 +326,6 @@ func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now
 }
 
 func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkTaskChallenge(agent, taskID, id); err != nil {
-		return Challenge{}, false, err
-	}
 	keys := r.taskKeys(agent, taskID)
 	v, err := challengeExpireScript.Run(ctx, r.conn.client, keys, id, unixMs(now)).Slice()
 	if err != nil {
@@ -406,15 +348,6 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 }
 
 func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return Challenge{}, false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return Challenge{}, false, err
-	}
 	v, err := challengeCloseScript.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), "", 0).Slice()
 	if err != nil {
 		return Challenge{}, false, r.conn.fail("challenge close", err)
@@ -430,15 +363,6 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
-	if err := checkChallengeLimit(limit); err != nil {
-		return nil, err
-	}
 	members, err := r.conn.client.ZRangeByScore(ctx, r.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
 		Min: "-inf", Max: unixMs(now), Count: int64(limit),
 	}).Result()

@@ -235,12 +235,6 @@ func (r *redisDedupe) key(tenant, key string) string {
 }
 
 func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return DedupeRecord{}, 0, err
-	}
-	if err := checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl); err != nil {
-		return DedupeRecord{}, 0, err
-	}
 	// An in-flight record lives at least as long as its lease.
 	expiry := time.Duration(ceilMillis(max(ttl, lease))) * time.Millisecond
 	k, l, e := r.key(tenant, key), millis(lease), millis(expiry)
@@ -288,12 +282,6 @@ func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holde
 }
 
 func (r *redisDedupe) Get(ctx context.Context, tenant, key string) (DedupeRecord, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return DedupeRecord{}, false, err
-	}
-	if err := checkDedupeKey(tenant, key); err != nil {
-		return DedupeRecord{}, false, err
-	}
 	k := r.key(tenant, key)
 	pipe := r.conn.client.Pipeline()
 	get := pipe.Get(ctx, k)
@@ -317,41 +305,14 @@ func (r *redisDedupe) Get(ctx context.Context, tenant, key string) (DedupeRecord
 }
 
 func (r *redisDedupe) Renew(ctx context.Context, tenant, key, holder string, lease time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkPositive("lease", lease); err != nil {
-		return false, err
-	}
 	return r.cas(ctx, "dedupe renew", r.renew, tenant, key, holder, millis(lease))
 }
 
 func (r *redisDedupe) SetTask(ctx context.Context, tenant, key, holder, taskID string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return false, err
-	}
 	return r.cas(ctx, "dedupe set task", r.setTask, tenant, key, holder, taskID)
 }
 
 func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, result []byte, ttl time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
-	if err := checkDedupeResult(result, ttl); err != nil {
-		return false, err
-	}
 	// Completes come after the answers, one per first-seen send, so under
 	// load many are due at once: they share pipelines. A nil slice is sent
 	// as an empty string all the same; []byte keeps binary results intact.
@@ -363,12 +324,6 @@ func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, 
 }
 
 func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return false, err
-	}
 	return r.cas(ctx, "dedupe release", r.release, tenant, key, holder)
 }
 

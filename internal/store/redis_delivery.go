@@ -23,6 +23,7 @@ import (
 //	<prefix>:dq:{<b>}:q:<ep>        stream, the endpoint's queue; each entry
 //	                                has the fields id, task, enq (Enqueued in
 //	                                Unix ns), pl (payload), in that order
+//	                                (see deliveryPrelude)
 //	<prefix>:dq:{<b>}:ids:<ep>      sorted set of delivery ids: score +inf
 //	                                while queued, else when it left the queue
 //	                                (Unix ms); makes Enqueue idempotent
@@ -100,12 +101,22 @@ const (
 // now in Unix ms, ARGV[3] now in Unix ns, ARGV[4] the prefix of the
 // bucket's dead letter keys ("<prefix>:dq:{<b>}:dl:"), ARGV[5] now in ms
 // with 13 digits.
-const deliveryPrelude = `
+//
+// A queue entry, as XRANGE returns it, is {stream id, fields}, and fields
+// is the flat list XADD wrote: 'id', id, 'task', task, 'enq', Enqueued ns,
+// 'pl', payload. Every XADD writes them in that order (add_entry), so the
+// scripts read a value at its fixed place, named by the F_ constants: the
+// field map decodeQueueEntry reads by name.
+const deliveryPrelude = luaEscape + `
+local F_ID, F_TASK, F_ENQ, F_PL = 2, 4, 6, 8
+local function add_entry(id, task, enq, pl)
+  redis.call('XADD', KEYS[1], '*', 'id', id, 'task', task, 'enq', enq, 'pl', pl)
+end
 local function head()
   return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
 end
 local function is_head(h, id)
-  return h and h[2][1] == 'id' and h[2][2] == id
+  return h and h[2][F_ID - 1] == 'id' and h[2][F_ID] == id
 end
 local function not_head(id)
   if redis.call('ZSCORE', KEYS[2], id) == 'inf' then
@@ -115,9 +126,6 @@ local function not_head(id)
 end
 local function ms_of(ns)
   return string.format('%.0f', math.floor(tonumber(ns) / 1000000))
-end
-local function escape(s)
-  return (string.gsub(s, '[^%w%-%._~@/%+=]', function(c) return string.format('%%%02X', string.byte(c)) end))
 end
 local function trim_ids(retention)
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[2]) - tonumber(retention)))
@@ -133,12 +141,12 @@ local function added(id, enq_ns, len)
 end
 local function removed(h, retention)
   redis.call('XDEL', KEYS[1], h[1])
-  redis.call('ZADD', KEYS[2], ARGV[2], h[2][2])
-  redis.call('HDEL', KEYS[3], h[2][2])
+  redis.call('ZADD', KEYS[2], ARGV[2], h[2][F_ID])
+  redis.call('HDEL', KEYS[3], h[2][F_ID])
   redis.call('DECR', KEYS[6])
   local nxt = head()
   if nxt then
-    redis.call('ZADD', KEYS[5], ms_of(nxt[2][6]), ARGV[1])
+    redis.call('ZADD', KEYS[5], ms_of(nxt[2][F_ENQ]), ARGV[1])
   else
     redis.call('DEL', KEYS[1])
     redis.call('ZREM', KEYS[4], ARGV[1])
@@ -148,14 +156,14 @@ local function removed(h, retention)
 end
 local function bury(h, reason, attempts)
   local f = h[2]
-  local key = ARGV[4] .. ARGV[1] .. ':' .. escape(f[2])
+  local key = ARGV[4] .. ARGV[1] .. ':' .. escape(f[F_ID])
   local old = redis.call('HGET', key, 'm')
   if old then
     redis.call('ZREM', KEYS[7], old)
     redis.call('DEL', key)
   end
-  local member = ARGV[5] .. '|' .. ARGV[1] .. '|' .. escape(f[2])
-  redis.call('HSET', key, 'v', '` + deliveryDeadFormat + `', 'id', f[2], 'task', f[4], 'enq', f[6], 'pl', f[8],
+  local member = ARGV[5] .. '|' .. ARGV[1] .. '|' .. escape(f[F_ID])
+  redis.call('HSET', key, 'v', '` + deliveryDeadFormat + `', 'id', f[F_ID], 'task', f[F_TASK], 'enq', f[F_ENQ], 'pl', f[F_PL],
     'at', ARGV[3], 'why', reason, 'att', attempts, 'm', member)
   redis.call('ZADD', KEYS[7], 0, member)
 end
@@ -192,7 +200,7 @@ local function enqueue()
   if len >= tonumber(ARGV[10]) then
     return 'full'
   end
-  redis.call('XADD', KEYS[1], '*', 'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9])
+  add_entry(ARGV[6], ARGV[7], ARGV[8], ARGV[9])
   added(ARGV[6], ARGV[8], len)
   return 'ok'
 end
@@ -221,7 +229,7 @@ local function with_attempts(h)
   if not h then
     return false
   end
-  return {h[1], h[2], redis.call('HGET', KEYS[3], h[2][2])}
+  return {h[1], h[2], redis.call('HGET', KEYS[3], h[2][F_ID])}
 end
 `
 
@@ -230,16 +238,19 @@ const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
 return with_attempts(head())
 `
 
-// Ack, then the new head as deliveryHeadLua reads it; when the queue is
-// empty, the lease of the holder ARGV[8] ("" for none) is given up, as
-// ReleaseEndpoint would. ARGV[6] and ARGV[7] as the ack's.
+// Ack, then the new head as deliveryHeadLua reads it; an id acknowledged
+// before reads the head as it is. When the queue is empty, the lease of the
+// holder ARGV[8] ("" for none) is given up, as ReleaseEndpoint would (the
+// queue left due and heads when it emptied). ARGV[6] and ARGV[7] as the
+// ack's. Reply: 'nothead', or the head.
 const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
 local h = head()
-if not is_head(h, ARGV[6]) then
-  return not_head(ARGV[6])
+if is_head(h, ARGV[6]) then
+  removed(h, ARGV[7])
+  trim_ids(ARGV[7])
+elseif not_head(ARGV[6]) == 'nothead' then
+  return 'nothead'
 end
-removed(h, ARGV[7])
-trim_ids(ARGV[7])
 local nxt = head()
 if not nxt and ARGV[8] ~= '' and redis.call('GET', KEYS[9]) == ARGV[8] then
   redis.call('DEL', KEYS[9])
@@ -271,7 +282,7 @@ while moved < tonumber(ARGV[10]) do
   if not h then
     break
   end
-  bury(h, ARGV[6], redis.call('HGET', KEYS[3], h[2][2]) or '')
+  bury(h, ARGV[6], redis.call('HGET', KEYS[3], h[2][F_ID]) or '')
   removed(h, ARGV[7])
   moved = moved + 1
 end
@@ -291,7 +302,7 @@ if redis.call('ZSCORE', KEYS[2], r[1]) ~= 'inf' then
   if len >= tonumber(ARGV[6]) then
     return 'full'
   end
-  redis.call('XADD', KEYS[1], '*', 'id', r[1], 'task', r[2], 'enq', r[3], 'pl', r[4])
+  add_entry(r[1], r[2], r[3], r[4])
   redis.call('HDEL', KEYS[3], r[1])
   added(r[1], r[3], len)
 end
@@ -462,37 +473,14 @@ func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Scri
 }
 
 func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkDelivery(&d); err != nil {
-		return false, err
-	}
 	keys, args := r.enqueueCall(d, time.Now())
 	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, keys, args, enqueueOutcomes...)
 	return enqueueResult(d, out, err)
 }
 
 func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, false, err
-	}
-	k := r.endpointKeys(endpoint)
-	msgs, err := r.conn.client.XRangeN(ctx, k.keys[dkQueue], "-", "+", 1).Result()
-	if err != nil {
-		return Delivery{}, false, r.conn.fail("delivery next", err)
-	}
-	if len(msgs) == 0 {
-		return Delivery{}, false, nil
-	}
-	d, err := decodeQueueEntry(endpoint, msgs[0])
-	if err != nil {
-		return Delivery{}, false, fmt.Errorf("store: delivery next: key %q: %w", k.keys[dkQueue], err)
-	}
-	return d, true, nil
+	d, _, ok, err := r.Head(ctx, endpoint)
+	return d, ok, err
 }
 
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
@@ -520,12 +508,6 @@ func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 }
 
 func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	k := r.endpointKeys(endpoint)
 	out, err := r.runOutcome(ctx, "delivery ack", r.ack, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention)), "ok", "gone", "nothead")
 	if err != nil {
@@ -538,12 +520,6 @@ func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
 }
 
 func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	log, err := encodeAttemptLog(attempts)
 	if err != nil {
 		return err
@@ -563,18 +539,6 @@ func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason str
 }
 
 func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, err
-	}
-	reason = clipText(reason, MaxReasonBytes)
-	if reason == "" {
-		// The marker's value is its reason; Redis cannot store an empty
-		// string any differently, but a reason helps whoever reads it.
-		reason = "disabled"
-	}
 	k := r.endpointKeys(endpoint)
 	total := 0
 	for {
@@ -591,15 +555,7 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 	}
 }
 
-// Head is Next and Attempts of the head in one round trip, for the
-// delivery workers.
 func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return Delivery{}, nil, false, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.head.Run(ctx, r.conn.client, k.keys, k.args(time.Now())...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -608,51 +564,22 @@ func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []
 	return headReply(k, endpoint, "delivery head", v)
 }
 
-// AckHead is Ack, then Head, in one round trip: a worker that delivered
-// the head learns what comes next. When the queue is empty, holder's lease
-// is given up with it (released), as ReleaseEndpoint would; "" keeps it.
 func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	if len(holder) > MaxNameBytes {
-		return Delivery{}, nil, false, fmt.Errorf("%w: holder is %d bytes, over the limit of %d", ErrInvalidArgument, len(holder), MaxNameBytes)
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.ackHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
 	}
 	if s, ok := v.(string); ok {
-		// The ack's own outcome: id was not the head.
 		if s == "nothead" {
 			return Delivery{}, nil, false, fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
 		}
-		if s != "gone" {
-			return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
-		}
-		// Acknowledged before: read the head as it is.
-		d, atts, found, err := r.Head(ctx, endpoint)
-		if err == nil && !found && holder != "" {
-			err = r.ReleaseEndpoint(ctx, endpoint, holder, time.Time{})
-		}
-		return d, atts, found, err
+		return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
 	}
 	return headReply(k, endpoint, "delivery ack", v)
 }
 
-// ClaimHead is ClaimEndpoint, then Head, in one round trip; the head is
-// read only when holder has the endpoint.
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, Delivery{}, nil, false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, Delivery{}, nil, false, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.claimHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
 	if err != nil {
@@ -704,12 +631,6 @@ func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt,
 }
 
 func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return nil, err
-	}
 	k := r.endpointKeys(endpoint)
 	v, err := r.conn.client.HGet(ctx, k.keys[dkAttempts], id).Result()
 	if errors.Is(err, redis.Nil) {
@@ -726,16 +647,6 @@ func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]At
 }
 
 func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
-	a, err := normalizeAttempt(a)
-	if err != nil {
-		return err
-	}
 	line, err := json.Marshal(attemptToJSON(a))
 	if err != nil {
 		return fmt.Errorf("store: delivery record attempt: %w", err)
@@ -752,12 +663,6 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 }
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkClaim(endpoint, holder, ttl); err != nil {
-		return false, err
-	}
 	k := r.endpointKeys(endpoint)
 	n, err := r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Int()
 	if err != nil {
@@ -767,12 +672,6 @@ func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder stri
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkRelease(endpoint, holder, next); err != nil {
-		return err
-	}
 	now := time.Now()
 	if next.IsZero() {
 		next = now
@@ -785,12 +684,6 @@ func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder st
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkEndpointsLimit(limit); err != nil {
-		return nil, err
-	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	cmds := make([]*redis.ZSliceCmd, deliveryBuckets)
 	pipe := r.conn.client.Pipeline()
@@ -821,12 +714,6 @@ func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, err
 }
 
 func (r *redisDelivery) Depth(ctx context.Context, endpoint string) (int, time.Time, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
-	if err := checkName("endpoint", endpoint); err != nil {
-		return 0, time.Time{}, err
-	}
 	k := r.endpointKeys(endpoint)
 	pipe := r.conn.client.Pipeline()
 	n := pipe.XLen(ctx, k.keys[dkQueue])
@@ -846,9 +733,6 @@ func (r *redisDelivery) Depth(ctx context.Context, endpoint string) (int, time.T
 }
 
 func (r *redisDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, time.Time{}, err
-	}
 	counts := make([]*redis.StringCmd, deliveryBuckets)
 	heads := make([]*redis.ZSliceCmd, deliveryBuckets)
 	pipe := r.conn.client.Pipeline()
@@ -884,12 +768,6 @@ func (r *redisDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
 }
 
 func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkDeadLetterLimit(limit); err != nil {
-		return nil, "", err
-	}
 	after, err := decodeDeadCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -952,12 +830,6 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 }
 
 func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return DeadLetter{}, false, err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return DeadLetter{}, false, err
-	}
 	key := r.endpointKeys(endpoint).deadKey(id)
 	h, err := r.conn.client.HGetAll(ctx, key).Result()
 	if err != nil {
@@ -974,12 +846,6 @@ func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) 
 }
 
 func (r *redisDelivery) Redeliver(ctx context.Context, endpoint, id string) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(endpoint, id); err != nil {
-		return err
-	}
 	k := r.endpointKeys(endpoint)
 	keys := append(k.keys, k.deadKey(id))
 	out, err := r.runOutcome(ctx, "delivery redeliver", r.redeliver, keys, k.args(time.Now(), MaxQueueLength), "ok", "missing", "full")

@@ -36,34 +36,20 @@ func enqueueResult(d Delivery, out string, err error) (bool, error) {
 	return out == "ok", nil
 }
 
-// EnqueueAll enqueues each of ds as Enqueue does, all in one pipeline: one
-// round trip (one per node on Cluster, where the endpoints' buckets may
-// live on several). queued[i] and errs[i] are Enqueue's results for ds[i];
-// each delivery succeeds or fails on its own.
+// EnqueueAll is one pipeline: one round trip (one per node on Cluster,
+// where the endpoints' buckets may live on several).
 func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
 	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
-	if err := r.conn.gate.check(); err != nil {
-		for i := range errs {
-			errs[i] = err
-		}
-		return queued, errs
-	}
 	now := time.Now()
 	cmds := make([]*redis.Cmd, len(ds))
 	pipe := r.conn.client.Pipeline()
 	for i := range ds {
-		if errs[i] = checkDelivery(&ds[i]); errs[i] != nil {
-			continue
-		}
 		keys, args := r.enqueueCall(ds[i], now)
 		cmds[i] = r.enqueue.EvalSha(ctx, pipe, keys, args...)
 	}
 	// Exec reports the first failed command; each one is examined below.
 	_, _ = pipe.Exec(ctx)
 	for i, cmd := range cmds {
-		if cmd == nil {
-			continue
-		}
 		out, err := cmd.Text()
 		switch {
 		case redis.HasErrorPrefix(err, "NOSCRIPT"):

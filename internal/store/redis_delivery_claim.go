@@ -20,22 +20,8 @@ end
 return {out}
 `)
 
-// EnqueueClaim enqueues d as Enqueue does and, in the same round trip,
-// claims its endpoint for holder for ttl when the lease is free (or
-// holder's already) and d was added, reading the endpoint's head with its
-// attempt log as ClaimHead does. A replica that enqueues to an endpoint
-// nobody delivers then starts delivering it without a claim of its own.
-// A delivery that was queued already (a repeat) claims nothing.
+// EnqueueClaim is one script run.
 func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, false, Delivery{}, nil, err
-	}
-	if err := checkDelivery(&d); err != nil {
-		return false, false, Delivery{}, nil, err
-	}
-	if err := checkClaim(d.Endpoint, holder, ttl); err != nil {
-		return false, false, Delivery{}, nil, err
-	}
 	keys, args := r.enqueueCall(d, time.Now())
 	v, err := deliveryEnqueueClaimScript.Run(ctx, r.conn.client, keys, append(args, holder, millis(ttl))...).Slice()
 	if err != nil {

@@ -56,7 +56,7 @@ local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
 if excess > 0 then
   for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
     redis.call('XDEL', KEYS[1], e[1])
-    redis.call('HDEL', KEYS[2], e[2][2])
+    redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
   end
 end
 for i = 1, 3 do
@@ -165,10 +165,7 @@ func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, pay
 }
 
 func (l redisEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return nil, false, err
-	}
-	if err := checkAfter(agent, taskID, id, limit); err != nil {
+	if err := l.conn.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
 		return nil, false, err
 	}
 	res, err := l.after.Run(ctx, l.conn.client, l.keys(agent, taskID)[:2], id, limit).Slice()
@@ -217,10 +214,7 @@ func parseLoggedEvent(e any) (LoggedEvent, error) {
 }
 
 func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int64, []byte, bool, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return 0, nil, false, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := l.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return 0, nil, false, err
 	}
 	v, err := l.conn.client.Get(ctx, l.keys(agent, taskID)[2]).Bytes()
@@ -239,10 +233,7 @@ func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int6
 }
 
 func (l redisEventLog) SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkSnapshot(agent, taskID, seq, snapshot); err != nil {
+	if err := l.conn.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
 		return false, err
 	}
 	n, err := l.snapsh.Run(ctx, l.conn.client, l.keys(agent, taskID)[2:], seq, snapshot, l.o.Retention.Milliseconds()).Int()

@@ -57,10 +57,7 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 }
 
 func (l redisEventLog) Live(ctx context.Context, agent, taskID string) (time.Duration, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return 0, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := l.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return 0, err
 	}
 	left, err := l.conn.client.PTTL(ctx, l.conn.keys.refTagged(eventLiveFamily, agent, Ref{Kind: RefTask, ID: taskID})).Result()

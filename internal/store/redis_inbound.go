@@ -36,10 +36,7 @@ func (r *redisPushSources) key(agent, taskID string) string {
 }
 
 func (r *redisPushSources) Get(ctx context.Context, agent, taskID string) (PushSource, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return PushSource{}, false, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
+	if err := r.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return PushSource{}, false, err
 	}
 	raw, err := r.conn.client.Get(ctx, r.key(agent, taskID)).Bytes()

@@ -319,12 +319,6 @@ func indexKey(base string, f LifecycleFilter) string {
 }
 
 func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return TaskLifecycle{}, false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
-		return TaskLifecycle{}, false, err
-	}
 	key := r.recordKey(agent, taskID)
 	fields, err := r.conn.client.HGetAll(ctx, key).Result()
 	if err != nil {
@@ -341,9 +335,6 @@ func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLif
 }
 
 func (r *redisLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return 0, false, err
-	}
 	stored, err := normalizeLifecycle(rec)
 	if err != nil {
 		return 0, false, err
@@ -461,12 +452,6 @@ func (r *redisLifecycle) saved(key string, cmd *redis.Cmd) (int64, bool, error) 
 }
 
 func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, "", err
-	}
-	if err := checkLifecycleFilter(f, limit); err != nil {
-		return nil, "", err
-	}
 	after, paged, err := decodeLifecycleCursor(cursor)
 	if err != nil {
 		return nil, "", err
@@ -601,12 +586,6 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 }
 
 func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkName("agent name", agent); err != nil {
-		return nil, err
-	}
 	base := r.indexBase(agent)
 	keys := make([]string, 0, len(r.states)+2)
 	keys = append(keys, base+":m", base+":exp")
@@ -630,12 +609,6 @@ func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[st
 }
 
 func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLifecycleTask(agent, taskID); err != nil {
-		return false, err
-	}
 	key := r.recordKey(agent, taskID)
 	v, err := r.del.Run(ctx, r.conn.client, []string{key}).StringSlice()
 	if err != nil {
@@ -661,12 +634,6 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkLease(name, holder, ttl); err != nil {
-		return false, err
-	}
 	var b strings.Builder
 	b.WriteString(r.conn.keys.prefix)
 	b.WriteString(":" + leaseFamily + ":{")

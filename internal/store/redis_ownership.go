@@ -26,11 +26,6 @@ import (
 // uses the same tag and lands in the same slot.
 const ownershipFamily = "own"
 
-// claimAttempts bounds Claim's retries for records that expired between the
-// SET NX that found them and the GET that read them, which only a very short
-// OwnershipTTL makes likely.
-const claimAttempts = 3
-
 type redisOwnership struct {
 	conn *redisConn
 	ttl  time.Duration
@@ -42,110 +37,56 @@ func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
 	return &redisOwnership{conn: conn, ttl: ttl}
 }
 
-// Claim sends SET NX PX and GET for every ref in one pipeline: one round
-// trip, split per node by go-redis in cluster mode, and shared with the
-// Claims made at the same time.
+// Claim sends one SET NX GET per ref in one pipeline: one round trip, split
+// per node by go-redis in cluster mode, and shared with the Claims made at
+// the same time. SET NX GET creates the record if there is none and
+// otherwise returns it, atomically, so a record that expires meanwhile
+// cannot be missed.
 func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
-	if err := r.conn.gate.check(); err != nil {
+	if err := r.conn.gate.check(checkRefs(agent, refs), checkOwner(owner)); err != nil {
 		return nil, err
 	}
-	if err := checkRefs(agent, refs); err != nil {
-		return nil, err
-	}
-	if err := checkOwner(owner); err != nil {
-		return nil, err
-	}
-	out := make([]Owner, len(refs))
 	keys := r.keys(agent, refs)
 	value := encodeOwner(owner)
 	// Every answer a caller waits for records its task and context, so
-	// under load many Claims are due at once: the first attempt shares a
-	// pipeline with them.
-	sets := make([]*redis.BoolCmd, len(keys))
-	gets := make([]*redis.StringCmd, len(keys))
+	// under load many Claims are due at once: they share a pipeline.
+	sets := make([]*redis.StatusCmd, len(keys))
 	if err := r.conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		for i, k := range keys {
-			sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
-			gets[i] = pipe.Get(ctx, k)
+			sets[i] = r.claimCmd(ctx, pipe, k, value)
 		}
 	}); err != nil {
 		return nil, r.conn.fail("ownership claim", err)
 	}
-	var pending []int
-	for i := range keys {
-		won, v, err := claimed(sets[i], gets[i])
+	return r.claimed(sets, keys, owner)
+}
+
+// claimCmd queues the SET NX GET that claims key for the encoded owner.
+func (r *redisOwnership) claimCmd(ctx context.Context, pipe redis.Pipeliner, key, value string) *redis.StatusCmd {
+	return pipe.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
+}
+
+// claimed reads the replies of claimCmd: owner where the record was
+// created, else the owner on record.
+func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner Owner) ([]Owner, error) {
+	out := make([]Owner, len(sets))
+	for i, set := range sets {
+		o, found, err := r.readOwner(set, keys[i], "ownership claim")
 		switch {
 		case err != nil:
-			return nil, r.conn.fail("ownership claim", err)
-		case won:
-			out[i] = owner
-		case v == "":
-			pending = append(pending, i)
+			return nil, err
+		case found:
+			out[i] = o
 		default:
-			if out[i], err = decodeOwner(v); err != nil {
-				return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
-			}
+			out[i] = owner
 		}
-	}
-	// Records that expired between their SET NX and their GET are claimed
-	// again, on their own.
-	for attempt := 1; len(pending) > 0; attempt++ {
-		if attempt == claimAttempts {
-			return nil, fmt.Errorf("store: ownership claim: %d records expired while being read %d times in a row; ownership_ttl %s is too short",
-				len(pending), claimAttempts, r.ttl)
-		}
-		sets := make([]*redis.BoolCmd, len(pending))
-		gets := make([]*redis.StringCmd, len(pending))
-		pipe := r.conn.client.Pipeline()
-		for j, i := range pending {
-			sets[j] = pipe.SetNX(ctx, keys[i], value, r.ttl)
-			gets[j] = pipe.Get(ctx, keys[i])
-		}
-		// Exec reports the first failed command; each one is examined below.
-		_, _ = pipe.Exec(ctx)
-
-		var vanished []int
-		for j, i := range pending {
-			won, v, err := claimed(sets[j], gets[j])
-			if err != nil {
-				return nil, r.conn.fail("ownership claim", err)
-			}
-			switch {
-			case won:
-				out[i] = owner
-			case v == "":
-				vanished = append(vanished, i)
-			default:
-				if out[i], err = decodeOwner(v); err != nil {
-					return nil, fmt.Errorf("store: ownership claim: key %q: %w", keys[i], err)
-				}
-			}
-		}
-		pending = vanished
 	}
 	return out, nil
 }
 
-// claimed reads the replies of one key's SET NX and GET: whether the SET
-// NX won, else the value on record ("" if the record expired in between).
-func claimed(set *redis.BoolCmd, get *redis.StringCmd) (bool, string, error) {
-	won, err := set.Result()
-	if err != nil || won {
-		return won, "", err
-	}
-	v, err := get.Result()
-	if errors.Is(err, redis.Nil) {
-		return false, "", nil
-	}
-	return false, v, err
-}
-
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkRefs(agent, refs); err != nil {
+	if err := r.conn.gate.check(checkRefs(agent, refs)); err != nil {
 		return nil, err
 	}
 	out := make([]Owner, len(refs))
@@ -160,24 +101,19 @@ func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) (
 	}
 	_, _ = pipe.Exec(ctx)
 	for i, g := range gets {
-		v, err := g.Result()
-		if errors.Is(err, redis.Nil) {
-			continue
-		}
+		o, ok, err := r.readOwner(g, keys[i], "ownership lookup")
 		if err != nil {
-			return nil, r.conn.fail("ownership lookup", err)
+			return nil, err
 		}
-		if out[i], err = decodeOwner(v); err != nil {
-			return nil, fmt.Errorf("store: ownership lookup: key %q: %w", keys[i], err)
+		if ok {
+			out[i] = o
 		}
 	}
 	return out, nil
 }
 
-// Resolve sends the lookups' GETs and the claims' SET NX and GET in one
-// pipeline. A claimed record that expired between its SET NX and its GET,
-// which only a very short ownership_ttl makes possible, is claimed again
-// with Claim.
+// Resolve sends the lookups' GETs and the claims' SET NX GET in one
+// pipeline.
 func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
 	if len(claims) == 0 {
 		found, err := r.Lookup(ctx, agent, lookups)
@@ -222,16 +158,12 @@ func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lo
 
 // resolve is Resolve's pipeline, with the HGETALL of recKey when it is set.
 func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)); err != nil {
-		return nil, nil, nil, err
-	}
+	var ownerErr error
 	if len(claims) > 0 {
-		if err := checkOwner(owner); err != nil {
-			return nil, nil, nil, err
-		}
+		ownerErr = checkOwner(owner)
+	}
+	if err := r.conn.gate.check(checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)), ownerErr); err != nil {
+		return nil, nil, nil, err
 	}
 	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
 	value := encodeOwner(owner)
@@ -240,11 +172,9 @@ func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, cla
 	for i, k := range lkeys {
 		gets[i] = pipe.Get(ctx, k)
 	}
-	sets := make([]*redis.BoolCmd, len(ckeys))
-	cgets := make([]*redis.StringCmd, len(ckeys))
+	sets := make([]*redis.StatusCmd, len(ckeys))
 	for i, k := range ckeys {
-		sets[i] = pipe.SetNX(ctx, k, value, r.ttl)
-		cgets[i] = pipe.Get(ctx, k)
+		sets[i] = r.claimCmd(ctx, pipe, k, value)
 	}
 	var rec *redis.MapStringStringCmd
 	if recKey != "" {
@@ -262,42 +192,16 @@ func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, cla
 			found[i] = o
 		}
 	}
-	claimed := make([]Owner, len(claims))
-	var vanished []Ref
-	var vanishedAt []int
-	for i := range sets {
-		won, err := sets[i].Result()
-		if err != nil {
-			return nil, nil, nil, r.conn.fail("ownership claim", err)
-		}
-		if won {
-			claimed[i] = owner
-			continue
-		}
-		o, ok, err := r.readOwner(cgets[i], ckeys[i], "ownership claim")
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if !ok {
-			vanished, vanishedAt = append(vanished, claims[i]), append(vanishedAt, i)
-			continue
-		}
-		claimed[i] = o
-	}
-	if len(vanished) > 0 {
-		again, err := r.Claim(ctx, agent, vanished, owner)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		for j, i := range vanishedAt {
-			claimed[i] = again[j]
-		}
+	claimed, err := r.claimed(sets, ckeys, owner)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return found, claimed, rec, nil
 }
 
-// readOwner decodes a GET reply; ok is false when the key does not exist.
-func (r *redisOwnership) readOwner(g *redis.StringCmd, key, op string) (Owner, bool, error) {
+// readOwner decodes a GET (or SET GET) reply; ok is false when the key did
+// not exist.
+func (r *redisOwnership) readOwner(g interface{ Result() (string, error) }, key, op string) (Owner, bool, error) {
 	v, err := g.Result()
 	if errors.Is(err, redis.Nil) {
 		return Owner{}, false, nil

@@ -70,9 +70,6 @@ func (r *redisPushConfigs) watchKey(b int) string {
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
 	c, err := checkPushConfig(c, time.Now())
 	if err != nil {
 		return false, err
@@ -102,12 +99,6 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 }
 
 func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return PushConfig{}, false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
-		return PushConfig{}, false, err
-	}
 	v, err := r.conn.client.HGet(ctx, r.key(agent, taskID), id).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return PushConfig{}, false, nil
@@ -123,12 +114,6 @@ func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (P
 }
 
 func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]PushConfig, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return nil, err
-	}
 	all, err := r.conn.client.HGetAll(ctx, r.key(agent, taskID)).Result()
 	if err != nil {
 		return nil, r.conn.fail("push config list", err)
@@ -146,12 +131,6 @@ func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]Pu
 }
 
 func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string) (bool, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return false, err
-	}
-	if err := checkPushConfigRef(agent, taskID, id); err != nil {
-		return false, err
-	}
 	n, err := r.conn.client.HDel(ctx, r.key(agent, taskID), id).Result()
 	if err != nil {
 		return false, r.conn.fail("push config delete", err)
@@ -162,12 +141,6 @@ func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string)
 // Watched reads the first limit entries of every bucket in one pipeline
 // and merges them.
 func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, error) {
-	if err := r.conn.gate.check(); err != nil {
-		return nil, err
-	}
-	if err := checkWatchedLimit(limit); err != nil {
-		return nil, err
-	}
 	cmds := make([]*redis.ZSliceCmd, pushWatchBuckets)
 	pipe := r.conn.client.Pipeline()
 	for b := range pushWatchBuckets {
@@ -201,12 +174,6 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 }
 
 func (r *redisPushConfigs) Finish(ctx context.Context, agent, taskID string) error {
-	if err := r.conn.gate.check(); err != nil {
-		return err
-	}
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return err
-	}
 	if err := r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), watchMember(agent, taskID)).Err(); err != nil {
 		return r.conn.fail("push config finish", err)
 	}

@@ -60,9 +60,16 @@ type gate struct {
 	closed atomic.Bool
 }
 
-func (g *gate) check() error {
+// check fails once the store is closed, and otherwise with the first of
+// the argument checks' errors, so that every operation opens with one call.
+func (g *gate) check(argErrs ...error) error {
 	if g.closed.Load() {
 		return errClosed
+	}
+	for _, err := range argErrs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -239,29 +239,31 @@ func testChallengeConcurrentUse(t *testing.T, h harness) {
 func testChallengeCredentialLifetime(t *testing.T, h harness) {
 	s := h.open(t, time.Hour)
 	ctx := context60(t)
+	const ttl = time.Minute
 	now := time.Now()
-	c := openChallenge(t, s, challengeAt("t1", now))
-	if _, err := s.Challenges().Complete(ctx, c.ID, store.MethodOAuth, []byte("sealed"), 20*time.Millisecond, now); err != nil {
-		t.Fatal(err)
-	}
-	// The token's lifetime ends before the challenge's.
-	deadline := time.Now().Add(testTimeout)
-	for {
-		_, _, err := s.Challenges().Use(ctx, "cal", "t1", c.ID, now)
-		if errors.Is(err, store.ErrChallengeExpired) {
-			break
-		}
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("Use after the credential's lifetime: %v", err)
-		}
-		// Use succeeded: the lifetime had not ended yet; complete anew.
-		c = openChallenge(t, s, challengeAt("t1", now))
-		if _, err := s.Challenges().Complete(ctx, c.ID, store.MethodOAuth, []byte("sealed"), 20*time.Millisecond, now); err != nil {
+	complete := func() store.Challenge {
+		t.Helper()
+		c := openChallenge(t, s, challengeAt("t1", now))
+		if _, err := s.Challenges().Complete(ctx, c.ID, store.MethodOAuth, []byte("sealed"), ttl, now); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Millisecond)
+		return c
 	}
-	got, changed, err := s.Challenges().Expire(ctx, "cal", "t1", c.ID, now)
+	// The token's lifetime ends before the challenge's, on the caller's
+	// clock.
+	c := complete()
+	if _, _, err := s.Challenges().Use(ctx, "cal", "t1", c.ID, now.Add(ttl)); !errors.Is(err, store.ErrChallengeExpired) {
+		t.Fatalf("Use after the credential's lifetime: %v, want ErrChallengeExpired", err)
+	}
+	within := now.Add(ttl - time.Second)
+	if _, changed, err := s.Challenges().Expire(ctx, "cal", "t1", c.ID, within); err != nil || changed {
+		t.Fatalf("Expire within the credential's lifetime: %v, %v", changed, err)
+	}
+	if _, cred, err := s.Challenges().Use(ctx, "cal", "t1", c.ID, within); err != nil || string(cred) != "sealed" {
+		t.Fatalf("Use within the credential's lifetime: %q, %v", cred, err)
+	}
+	c = complete()
+	got, changed, err := s.Challenges().Expire(ctx, "cal", "t1", c.ID, now.Add(ttl))
 	if err != nil || !changed || got.Status != store.ChallengeExpired {
 		t.Fatalf("Expire of a lapsed credential: %+v %v %v", got, changed, err)
 	}

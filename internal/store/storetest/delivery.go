@@ -31,6 +31,9 @@ func RunDelivery(t *testing.T, newStore NewStore) {
 		{"DeadLetterPages", testDeliveryDeadLetterPages},
 		{"DisableEndpoint", testDeliveryDisable},
 		{"ClaimExclusivity", testDeliveryClaim},
+		{"HeadWithClaimAndAck", testDeliveryHead},
+		{"EnqueueAll", testDeliveryEnqueueAll},
+		{"EnqueueClaim", testDeliveryEnqueueClaim},
 		{"LeaseExpires", testDeliveryLeaseExpiry},
 		{"EndpointsAreDueInOrder", testDeliveryEndpointsDue},
 		{"DepthAndBacklog", testDeliveryDepth},
@@ -544,6 +547,172 @@ func testDeliveryClaim(t *testing.T, h harness) {
 	}
 }
 
+// testDeliveryHead: ClaimHead, Head and AckHead answer what ClaimEndpoint,
+// Next, Attempts and Ack would, and an AckHead that empties the queue gives
+// the lease back.
+func testDeliveryHead(t *testing.T, h harness) {
+	s := h.delivery(t)
+	ctx := context60(t)
+	const (
+		ep  = "acme:agent:t1:cfg"
+		ttl = time.Hour
+	)
+	type head struct {
+		d    store.Delivery
+		atts []store.Attempt
+		ok   bool
+	}
+	want := func(t *testing.T, what string, h head, err error, i int, attempts []store.Attempt) {
+		t.Helper()
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", what, err)
+		case i < 0 && h.ok:
+			t.Fatalf("%s: head %q, want an empty queue", what, h.d.ID)
+		case i < 0:
+		case !h.ok:
+			t.Fatalf("%s: an empty queue, want the head e%d", what, i)
+		default:
+			dAssertDelivery(t, what, h.d, dNew(ep, fmt.Sprint("e", i), i))
+			dAssertAttempts(t, what, h.atts, attempts)
+		}
+	}
+	claim := func(t *testing.T, holder string, wantClaimed bool) head {
+		t.Helper()
+		claimed, d, atts, ok, err := s.ClaimHead(ctx, ep, holder, ttl)
+		if err != nil || claimed != wantClaimed {
+			t.Fatalf("ClaimHead(%s) = %v, %v; want claimed %v", holder, claimed, err, wantClaimed)
+		}
+		return head{d, atts, ok}
+	}
+	ack := func(id, holder string) (head, error) {
+		d, atts, ok, err := s.AckHead(ctx, ep, id, holder)
+		return head{d, atts, ok}, err
+	}
+
+	d, atts, ok, err := s.Head(ctx, ep)
+	want(t, "Head of no queue", head{d, atts, ok}, err, -1, nil)
+	for i := range 3 {
+		dEnqueue(t, s, dNew(ep, fmt.Sprint("e", i), i))
+	}
+	failed := dAttempt(0, true)
+	if err := s.RecordAttempt(ctx, ep, "e0", failed); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "ClaimHead(w1)", claim(t, "w1", true), nil, 0, []store.Attempt{failed})
+	if h := claim(t, "w2", false); h.ok {
+		t.Fatalf("a refused claim read the head %q", h.d.ID)
+	}
+	d, atts, ok, err = s.Head(ctx, ep)
+	want(t, "Head", head{d, atts, ok}, err, 0, []store.Attempt{failed})
+
+	h1, err := ack("e0", "w1")
+	want(t, "AckHead(e0)", h1, err, 1, nil)
+	claim(t, "w2", false) // w1 keeps the lease while the queue holds more
+	h1, err = ack("e0", "w1")
+	want(t, "AckHead(e0) again", h1, err, 1, nil)
+	if _, err := ack("e2", "w1"); !errors.Is(err, store.ErrNotHead) {
+		t.Fatalf("AckHead of a delivery behind the head: %v, want ErrNotHead", err)
+	}
+	h1, err = ack("e1", "w1")
+	want(t, "AckHead(e1)", h1, err, 2, nil)
+	h1, err = ack("e2", "w1")
+	want(t, "AckHead(e2)", h1, err, -1, nil)
+	want(t, "ClaimHead(w2) of the emptied queue", claim(t, "w2", true), nil, -1, nil)
+	// An acknowledgement seen before also gives an empty queue back.
+	h1, err = ack("e2", "w2")
+	want(t, "AckHead(e2) again", h1, err, -1, nil)
+	claim(t, "w3", true)
+	// "" acknowledges and keeps the lease.
+	dEnqueue(t, s, dNew(ep, "e3", 3))
+	h1, err = ack("e3", "")
+	want(t, "AckHead(e3) keeping the lease", h1, err, -1, nil)
+	claim(t, "w4", false)
+	if n, _, err := s.Backlog(ctx); err != nil || n != 0 {
+		t.Fatalf("backlog %d, %v; want 0", n, err)
+	}
+}
+
+// testDeliveryEnqueueAll: EnqueueAll answers for each delivery what Enqueue
+// would, each on its own.
+func testDeliveryEnqueueAll(t *testing.T, h harness) {
+	s := h.delivery(t)
+	ctx := context60(t)
+	dEnqueue(t, s, dNew("ep-a", "old", 0))
+	if _, err := s.DisableEndpoint(ctx, "ep-off", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	ds := []store.Delivery{dNew("ep-a", "e1", 1), dNew("ep-b", "e1", 2), dNew("ep-a", "old", 0), dNew("ep-off", "e1", 3), dNew("", "e1", 4), dNew("ep-a", "e2", 5)}
+	wantQueued := []bool{true, true, false, false, false, true}
+	wantErrs := []error{nil, nil, nil, store.ErrEndpointDisabled, store.ErrInvalidArgument, nil}
+	queued, errs := s.EnqueueAll(ctx, ds)
+	if len(queued) != len(ds) || len(errs) != len(ds) {
+		t.Fatalf("EnqueueAll answered %d and %d results for %d deliveries", len(queued), len(errs), len(ds))
+	}
+	for i := range ds {
+		if queued[i] != wantQueued[i] || !errors.Is(errs[i], wantErrs[i]) || (wantErrs[i] == nil) != (errs[i] == nil) {
+			t.Errorf("delivery %d (%s %s): %v, %v; want %v, %v", i, ds[i].Endpoint, ds[i].ID, queued[i], errs[i], wantQueued[i], wantErrs[i])
+		}
+	}
+	if _, errs := s.EnqueueAll(ctx, nil); len(errs) != 0 {
+		t.Fatalf("EnqueueAll of nothing answered %v", errs)
+	}
+	for ep, want := range map[string][]string{"ep-a": {"old", "e1", "e2"}, "ep-b": {"e1"}} {
+		if got := dDrain(t, s, ep); !slices.Equal(got, want) {
+			t.Fatalf("%s queued %v, want %v", ep, got, want)
+		}
+	}
+}
+
+// testDeliveryEnqueueClaim: EnqueueClaim enqueues as Enqueue does and
+// claims the endpoint, with its head, only when the delivery was added and
+// the lease is free or the holder's own; a claimed endpoint is not due for
+// other workers.
+func testDeliveryEnqueueClaim(t *testing.T, h harness) {
+	s := h.delivery(t)
+	ctx := context60(t)
+	const ttl = time.Hour
+	if _, err := s.DisableEndpoint(ctx, "off", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		d       store.Delivery
+		holder  string
+		queued  bool
+		claimed bool
+		head    string
+		err     error
+	}{
+		{"idle endpoint", dNew("ep", "e1", 1), "a", true, true, "e1", nil},
+		{"held by another", dNew("ep", "e2", 2), "b", true, false, "", nil},
+		{"held by the holder", dNew("ep", "e3", 3), "a", true, true, "e1", nil},
+		{"a repeat", dNew("ep", "e3", 3), "a", false, false, "", nil},
+		{"disabled endpoint", dNew("off", "e1", 1), "a", false, false, "", store.ErrEndpointDisabled},
+		{"no endpoint", dNew("", "e1", 1), "a", false, false, "", store.ErrInvalidArgument},
+	} {
+		queued, claimed, head, atts, err := s.EnqueueClaim(ctx, tc.d, tc.holder, ttl)
+		switch {
+		case !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil):
+			t.Fatalf("%s: error %v, want %v", tc.name, err, tc.err)
+		case queued != tc.queued || claimed != tc.claimed || head.ID != tc.head || len(atts) != 0:
+			t.Fatalf("%s: queued %v, claimed %v, head %q; want %v, %v, %q", tc.name, queued, claimed, head.ID, tc.queued, tc.claimed, tc.head)
+		case claimed:
+			dAssertDelivery(t, tc.name, head, dNew("ep", "e1", 1))
+		}
+	}
+	// Claimed, the endpoint is no other worker's to find.
+	if eps := dEndpoints(t, s, 10); slices.Contains(eps, "ep") {
+		t.Fatalf("due endpoints %v; want ep claimed away", eps)
+	}
+	if ok, err := s.ClaimEndpoint(ctx, "ep", "b", ttl); err != nil || ok {
+		t.Fatalf("another holder claimed a claimed endpoint: %v, %v", ok, err)
+	}
+	if got, want := dDrain(t, s, "ep"), []string{"e1", "e2", "e3"}; !slices.Equal(got, want) {
+		t.Fatalf("queued %v, want %v", got, want)
+	}
+}
+
 func testDeliveryLeaseExpiry(t *testing.T, h harness) {
 	s := h.delivery(t)
 	ctx := context60(t)
@@ -743,6 +912,13 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Next long endpoint":       func() error { _, _, err := s.Next(ctx, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
+		"Head empty endpoint":      func() error { _, _, _, err := s.Head(ctx, ""); return err }(),
+		"ClaimHead zero ttl":       func() error { _, _, _, _, err := s.ClaimHead(ctx, "ep", "h", 0); return err }(),
+		"AckHead long holder":      func() error { _, _, _, err := s.AckHead(ctx, "ep", "i", long); return err }(),
+		"EnqueueClaim no holder": func() error {
+			_, _, _, _, err := s.EnqueueClaim(ctx, dNew("ep", "i", 0), "", time.Second)
+			return err
+		}(),
 	}
 	for name, err := range checks {
 		if !errors.Is(err, store.ErrInvalidArgument) {
@@ -781,6 +957,20 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		"Disable":       func(ctx context.Context) error { _, err := s.DisableEndpoint(ctx, "ep", "r"); return err },
 		"Claim":         func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
 		"Release":       func(ctx context.Context) error { return s.ReleaseEndpoint(ctx, "ep", "h", time.Time{}) },
+		"Head":          func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
+		"ClaimHead": func(ctx context.Context) error {
+			_, _, _, _, err := s.ClaimHead(ctx, "ep", "h", time.Second)
+			return err
+		},
+		"AckHead": func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", "h"); return err },
+		"EnqueueAll": func(ctx context.Context) error {
+			_, errs := s.EnqueueAll(ctx, []store.Delivery{dNew("ep", "b", 0)})
+			return errs[0]
+		},
+		"EnqueueClaim": func(ctx context.Context) error {
+			_, _, _, _, err := s.EnqueueClaim(ctx, dNew("ep", "b", 0), "h", time.Second)
+			return err
+		},
 	}
 	for name, op := range ops {
 		if err := op(ctx); !errors.Is(err, store.ErrUnavailable) {
