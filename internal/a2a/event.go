@@ -44,6 +44,11 @@ type Event struct {
 	// history): task ids the caller can read, so each must be the
 	// caller's. Nil when there are none.
 	ReferenceTaskIDs []string
+	// Listed and NextPageToken are what ReadAnswer read of a ListTasks
+	// page: its tasks, each read as strictly as a GetTask answer, and the
+	// agent's token for the page after it.
+	Listed        []ListedTask
+	NextPageToken string
 }
 
 var (

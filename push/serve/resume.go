@@ -1,4 +1,4 @@
-package gateway
+package serve
 
 import (
 	"bytes"
@@ -42,29 +42,25 @@ import (
 // replayPage is how many logged events one read of the log returns.
 const replayPage = 256
 
-// streamEventID names each relayed stream event by its event-log key.
-func streamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
+// StreamEventID names each relayed stream event by its event-log key.
+func StreamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
 	if result == nil || ev.Kind == a2a.EventError || string(result) == "null" {
 		return ""
 	}
 	return push.EventID(result)
 }
 
-// resumeStreams serves subscriptions that carry Last-Event-ID, after
-// authorization: the caller owns the task, so its log may be read.
-func resumeStreams(relay *push.Relay) proxy.Stage {
-	return func(next proxy.Handler) proxy.Handler {
-		if relay == nil {
-			return next
+// ResumeStreams is the stage that serves subscriptions that carry
+// Last-Event-ID, after authorization: the caller owns the task, so its log
+// may be read.
+func (p *Relay) ResumeStreams(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		last := r.Header.Get(a2a.LastEventIDHeader)
+		if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
+			return next(w, r, s)
 		}
-		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
-			last := r.Header.Get(a2a.LastEventIDHeader)
-			if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
-				return next(w, r, s)
-			}
-			rs := &resumption{relay: relay, s: s, last: last, sent: map[string]bool{}}
-			return rs.serve(w, r, next)
-		}
+		rs := &resumption{relay: p.relay, s: s, last: last, sent: map[string]bool{}}
+		return rs.serve(w, r, next)
 	}
 }
 
