@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 )
 
@@ -498,6 +499,14 @@ func AgentError(code int) *Error {
 }
 
 var agentInternal = ErrInternal.WithMessage("the agent reported an error")
+
+// AgentCallError is the error of a call the gateway makes itself (never
+// relayed to a caller as it is) that the agent answered with the JSON-RPC
+// error code: the code is kept, so the gateway can tell TaskNotFound from
+// other refusals.
+func AgentCallError(code int, message string) *Error {
+	return &Error{Code: code, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: message}
+}
 
 // agentErrors are the protocol's errors an agent may answer with; the
 // gateway's own codes are not among them.

@@ -67,7 +67,9 @@ func (op *Operation) HasTaskRefs() bool {
 // the error messages agree.
 var (
 	rpcEnvelopeKeys = members("jsonrpc", "id", "method", "params")
-	messageKeys     = members("messageId", "taskId", "contextId", "referenceTaskIds")
+	// messageKeys ends with metadata, read only so that it is unambiguous:
+	// the gateway splices its credential into it and takes the caller's out.
+	messageKeys = members("messageId", "taskId", "contextId", "referenceTaskIds", "metadata")
 	// sendKeys ends with the push spellings of params (sendPushAt on).
 	sendKeys      = append(members("message", "configuration", "tenant", "id", "sessionId"), pushSpellingsIn(false)...)
 	taskParamKeys = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
@@ -276,7 +278,7 @@ func (op *Operation) readSend(params []byte) *Error {
 	if msg == nil || !isObject(msg) {
 		return ErrInvalidParams.WithMessage(`"message" must be an object`)
 	}
-	var m [4][]byte
+	var m [5][]byte
 	if err := pickStrict(msg, messageKeys, m[:], 0); err != nil {
 		return invalid(ErrInvalidParams, err)
 	}

@@ -25,6 +25,81 @@ func DeleteRPCParam(body []byte, name string) []byte {
 	return cutMember(body, []member{paramsMember}, members(name)[0])
 }
 
+// SetMetadata returns obj with value (raw JSON) under key in the metadata
+// of the object at path, which must be there: metadata is created when
+// absent or null. path names protocol members (their snake_case spelling
+// matches too); key is matched exactly. Every other byte is kept.
+func SetMetadata(obj []byte, path []string, key string, value []byte) ([]byte, error) {
+	start, end, ok := objectAt(obj, members(path...))
+	if !ok {
+		return nil, errNotSpliceable
+	}
+	inner, err := setMember(obj[start:end], []member{metadataMember}, member{key, key}, value)
+	if err != nil {
+		return nil, err
+	}
+	return splice(obj, start, end, inner), nil
+}
+
+// DeleteMetadata returns obj without key in the metadata of the object at
+// path (as SetMetadata names them), every time it appears there; obj as it
+// was when there is none.
+func DeleteMetadata(obj []byte, path []string, key string) []byte {
+	at := append(members(path...), metadataMember)
+	for {
+		out := cutMember(obj, at, member{key, key})
+		if len(out) == len(obj) {
+			return obj
+		}
+		obj = out
+	}
+}
+
+// EventPath is the path from an answer or stream event payload to the task
+// or status update it carries: the JSON-RPC result when rpc, and inside it
+// the 1.0 wrapper ({"task": ...}, {"statusUpdate": ...}) when the result is
+// one.
+func EventPath(payload []byte, rpc bool) []string {
+	var path []string
+	result := payload
+	if rpc {
+		path = append(path, resultMember.name)
+		s, e, ok := memberValue(payload, resultMember)
+		if !ok {
+			return path
+		}
+		result = payload[s:e]
+	}
+	if _, names, err := spans(result); err == nil && len(names) == 1 {
+		for _, w := range eventWrappers {
+			if names[0] == w.name || names[0] == w.alias {
+				path = append(path, w.name)
+			}
+		}
+	}
+	return path
+}
+
+// The members splices go through.
+var (
+	metadataMember = members("metadata")[0]
+	resultMember   = members("result")[0]
+	eventWrappers  = members("task", "statusUpdate")
+)
+
+// objectAt returns where the object at path lies in obj.
+func objectAt(obj []byte, path []member) (start, end int, ok bool) {
+	start, end = 0, len(obj)
+	for _, p := range path {
+		s, e, found := memberValue(obj[start:end], p)
+		if !found {
+			return 0, 0, false
+		}
+		start, end = start+s, start+e
+	}
+	return start, end, isObject(obj[start:end])
+}
+
 // setMember sets member m of the object at path in obj to value, creating
 // the objects of path that are absent or null.
 func setMember(obj []byte, path []member, m member, value []byte) ([]byte, error) {
@@ -64,13 +139,9 @@ func setMember(obj []byte, path []member, m member, value []byte) ([]byte, error
 // cutMember removes member m from the object found at path in body, if
 // both are there.
 func cutMember(body []byte, path []member, m member) []byte {
-	start, end := 0, len(body)
-	for _, p := range path {
-		s, e, ok := memberValue(body[start:end], p)
-		if !ok {
-			return body
-		}
-		start, end = start+s, start+e
+	start, end, ok := objectAt(body, path)
+	if !ok {
+		return body
 	}
 	cs, ce, ok := memberCut(body[start:end], m)
 	if !ok {

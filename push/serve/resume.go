@@ -170,8 +170,8 @@ func (rs *resumption) replay(ctx context.Context, w io.Writer, page []store.Logg
 // write sends one logged event framed for the caller, noting whether it
 // ends the task.
 func (rs *resumption) write(w io.Writer, ev store.LoggedEvent) error {
-	parsed, perr := a2a.ParseResult(ev.Payload)
-	body := rs.render(ev.Payload, parsed.Kind)
+	parsed, shape, perr := a2a.ParseResultShape(ev.Payload)
+	body := rs.render(ev.Payload, parsed.Kind, shape)
 	if rs.s.Op.Binding == a2a.BindingJSONRPC {
 		body = a2a.RPCResult(rs.s.Op.RPCID, body)
 	}
@@ -186,10 +186,10 @@ func (rs *resumption) write(w io.Writer, ev store.LoggedEvent) error {
 // 1.0 a StreamResponse, 0.3 over JSON-RPC a kind-tagged object. Anything
 // else (0.3 HTTP+JSON, legacy) is sent as logged. Data lines hold one line
 // each, so line breaks between JSON tokens go.
-func (rs *resumption) render(payload []byte, kind a2a.EventKind) []byte {
+func (rs *resumption) render(payload []byte, kind a2a.EventKind, shape a2a.Version) []byte {
 	v := rs.s.Op.Version
 	if v == a2a.V10 || (v == a2a.V03 && rs.s.Op.Binding == a2a.BindingJSONRPC) {
-		if out, err := a2a.ConvertEvent(payload, loggedVersion(payload), kind, v); err == nil {
+		if out, err := a2a.ConvertEvent(payload, shape, kind, v); err == nil {
 			payload = out
 		}
 	}
@@ -200,18 +200,6 @@ func (rs *resumption) render(payload []byte, kind a2a.EventKind) []byte {
 		}
 	}
 	return payload
-}
-
-// loggedVersion tells the version of a logged payload by its shape: a 0.3
-// JSON-RPC object carries its "kind"; anything else converts as 1.0 does.
-func loggedVersion(payload []byte) a2a.Version {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(payload, &top) == nil {
-		if _, tagged := top["kind"]; tagged {
-			return a2a.V03
-		}
-	}
-	return a2a.V10
 }
 
 // resumedWriter carries the agent's live stream on after replayed events.
