@@ -15,8 +15,10 @@ import (
 
 // Scope is everything the gateway knows about one request, built once and
 // handed to every stage: the agent, the classified operation, the body
-// (read once, forwarded as the same bytes) and, once authenticated, the
-// caller. Stages add to it; none of them re-reads the body.
+// (read once, forwarded as the same bytes, except where a stage splices in
+// a change: the routing tenant, a ListTasks page, a push config taken out,
+// a credential) and, once authenticated, the caller. Stages add to it; none
+// of them re-reads the body.
 type Scope struct {
 	Agent     *Agent
 	Op        *a2a.Operation

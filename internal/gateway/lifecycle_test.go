@@ -426,7 +426,7 @@ func TestLifecycleGuardInThePipeline(t *testing.T) {
 // a scrape once the scenarios ran: a renamed metric cannot silently leave a
 // panel empty or an alert dead.
 func TestDashboardAndAlertsUseExportedMetrics(t *testing.T) {
-	root := filepath.Join("..", "deploy")
+	root := filepath.Join("..", "..", "deploy")
 	dashboards, _ := filepath.Glob(filepath.Join(root, "grafana", "*.json"))
 	rules, _ := filepath.Glob(filepath.Join(root, "prometheus", "*.yaml"))
 	if len(dashboards) == 0 || len(rules) == 0 {
