@@ -107,8 +107,9 @@ func (rs *resumption) serve(w http.ResponseWriter, r *http.Request, next proxy.H
 		return nil
 	}
 	live := &resumedWriter{w: w, header: http.Header{}}
+	s.AddObserver(proxy.ObserverFunc(live.observe))
 	err = next(live, r, s)
-	if err == nil && !live.streaming {
+	if err == nil && !live.carried() {
 		s.Log().Info("stream resume: the agent did not stream the task on; the stream ends after the replayed events", "task_id", s.Op.TaskID)
 	}
 	return err
@@ -207,13 +208,30 @@ func (rs *resumption) render(payload []byte, kind a2a.EventKind, shape a2a.Versi
 // that is not a stream, or a stream that opens with an error (the agent
 // refused the subscription, answered as a refused stream is), is dropped
 // too, and the resumed stream ends cleanly with what was replayed.
+//
+// The first event with data decides. The proxy shows every event it
+// relays to the observers before writing it, so observe hears of it
+// first, as the answer reader read it; anything else written before then,
+// other than a keep-alive, is an error the gateway wrote in the stream.
 type resumedWriter struct {
 	w         http.ResponseWriter
 	header    http.Header
 	streaming bool
-	// opened is set once the first event with data was looked at.
-	opened bool
+	// opened is set once the first event with data was seen; refused when
+	// that event was an error.
+	opened, refused bool
 }
+
+// observe is the resumed request's observer: the first event decides.
+func (rw *resumedWriter) observe(_ context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+	if !rw.opened {
+		rw.opened, rw.refused = true, ev.Kind == a2a.EventError
+	}
+	return nil
+}
+
+// carried reports whether the agent's stream was carried on.
+func (rw *resumedWriter) carried() bool { return rw.streaming && !rw.refused }
 
 func (rw *resumedWriter) Header() http.Header { return rw.header }
 
@@ -223,30 +241,20 @@ func (rw *resumedWriter) WriteHeader(code int) {
 }
 
 func (rw *resumedWriter) Write(b []byte) (int, error) {
-	if rw.streaming && !rw.opened {
-		rw.streaming, rw.opened = opening(b)
+	if rw.streaming && !rw.opened && !keepAlive(b) {
+		rw.opened, rw.refused = true, true
 	}
-	if !rw.streaming {
+	if !rw.carried() {
 		return len(b), nil
 	}
 	return rw.w.Write(b)
 }
 
-// opening looks at what the agent's answer writes until its first event
-// with data: the stream goes on unless that event is an error (an "error"
-// event on HTTP+JSON, a JSON-RPC error response on JSON-RPC); decided
-// reports that such an event was seen. A keep-alive comment before it
-// decides nothing.
-func opening(b []byte) (streaming, decided bool) {
+// keepAlive reports whether b is a keep-alive comment, which decides
+// nothing.
+func keepAlive(b []byte) bool {
 	ev, err := a2a.NewSSEReader(bytes.NewReader(b), len(b)+1).Next()
-	if err != nil || ev.KeepAlive() {
-		return true, false
-	}
-	if ev.Event == "error" {
-		return false, true
-	}
-	_, code, err := a2a.UnwrapRPC(ev.Data)
-	return err != nil || code == 0, true
+	return err == nil && ev.KeepAlive()
 }
 
 // Unwrap lets http.ResponseController reach Flush.
