@@ -1,6 +1,10 @@
 package a2a
 
-import "testing"
+import (
+	"net/http"
+	"net/url"
+	"testing"
+)
 
 // The splices change the one member and keep every other byte: escapes
 // (that a re-encoding would change), member order, white space.
@@ -66,6 +70,10 @@ func TestClassifyReadsPaging(t *testing.T) {
 		if e != nil || op.PageSize != tc.size || op.PageToken != tc.token {
 			t.Errorf("%s: size %q token %q (%v), want %q %q", tc.params, op.PageSize, op.PageToken, e, tc.size, tc.token)
 		}
+	}
+	q := url.Values{"pageSize": {"9"}, "pageToken": {"gw2.q"}}
+	if op, e := ClassifyREST(http.MethodGet, "/tasks", q, []byte(`{"pageSize":3,"pageToken":"body"}`), V10, true); e != nil || op.PageSize != "9" || op.PageToken != "gw2.q" {
+		t.Errorf("REST paging: size %q token %q (%v), want the query's", op.PageSize, op.PageToken, e)
 	}
 	for _, params := range []string{`{"pageToken":5}`, `{"pageSize":1,"page_size":2}`, `{"PageToken":"a"}`} {
 		if _, e := ClassifyRPC([]byte(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":`+params+`}`), V10, true); e == nil {
