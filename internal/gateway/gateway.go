@@ -218,7 +218,8 @@ func (g *Gateway) publicRoutes(cards *cardserve.Server, px *proxy.Gateway) http.
 			g.push.ServeJWKS(w, r)
 		case strings.HasPrefix(r.URL.Path, flow.PathPrefix):
 			g.auth.ServeHTTP(w, r)
-		case g.sources != nil && g.sources.ServeInbound(w, r):
+		case g.sources != nil && strings.HasPrefix(r.URL.Path, push.InboundPath):
+			g.sources.ServeInbound(w, r)
 		default:
 			px.ServeHTTP(w, r)
 		}

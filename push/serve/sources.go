@@ -99,14 +99,10 @@ func (ps *Sources) Close() {
 	<-ps.done
 }
 
-// ServeInbound serves the native webhook (push.InboundPath) on the public
-// listener and reports whether the request was for it.
-func (ps *Sources) ServeInbound(w http.ResponseWriter, r *http.Request) bool {
-	if !strings.HasPrefix(r.URL.Path, push.InboundPath) {
-		return false
-	}
+// ServeInbound serves the native webhook, the paths under
+// push.InboundPath on the public listener.
+func (ps *Sources) ServeInbound(w http.ResponseWriter, r *http.Request) {
 	ps.inbound.ServeHTTP(w, r)
-	return true
 }
 
 // Followed is the lifecycle tracker's Followed hook: the sources follow
