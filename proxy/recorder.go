@@ -38,9 +38,6 @@ func (r *Recorder) WriteHeader(code int) {
 // Status is the status recorded, 0 when nothing was written.
 func (r *Recorder) Status() int { return r.status }
 
-// Body is the body recorded.
-func (r *Recorder) Body() []byte { return r.body.Bytes() }
-
 // CopyTo writes the recorded answer to w as it was recorded.
 func (r *Recorder) CopyTo(w http.ResponseWriter) {
 	for k, v := range r.header {

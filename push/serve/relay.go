@@ -178,9 +178,6 @@ func (p *Relay) Close() {
 // Relay is the relay itself, for the auth flow's notices and tests.
 func (p *Relay) Relay() *push.Relay { return p.relay }
 
-// Metrics are the push metrics the relay counts in.
-func (p *Relay) Metrics() *metrics.Push { return p.m }
-
 // ServeJWKS publishes the notification signing keys.
 func (p *Relay) ServeJWKS(w http.ResponseWriter, r *http.Request) {
 	p.signer.JWKSHandler().ServeHTTP(w, r)
