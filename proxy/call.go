@@ -52,7 +52,7 @@ func (g *Gateway) Call(ctx context.Context, agent string, v a2a.Version, m a2a.M
 		return nil, fmt.Errorf("call %s %s: HTTP %d: %w", agent, m, resp.StatusCode, err)
 	}
 	if ev.Kind == a2a.EventError {
-		return nil, &a2a.Error{Code: ev.ErrorCode, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent answered %s with error %d", m, ev.ErrorCode)}
+		return nil, a2a.AgentCallError(ev.ErrorCode, fmt.Sprintf("the agent answered %s with error %d", m, ev.ErrorCode))
 	}
 	return res, nil
 }

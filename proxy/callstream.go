@@ -94,7 +94,7 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 			return fmt.Errorf("%w: %s %s: an event is not an A2A result: %w", ErrStreamEnded, agent, m, err)
 		}
 		if ev.Kind == a2a.EventError {
-			return &a2a.Error{Code: ev.ErrorCode, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent ended %s with error %d", m, ev.ErrorCode)}
+			return a2a.AgentCallError(ev.ErrorCode, fmt.Sprintf("the agent ended %s with error %d", m, ev.ErrorCode))
 		}
 		if err := yield(ev, res); err != nil {
 			return err
@@ -113,5 +113,5 @@ func answerError(agent string, m a2a.Method, resp *http.Response) error {
 	if err != nil || res != nil {
 		return fmt.Errorf("call stream %s %s: HTTP %d, not an event stream", agent, m, resp.StatusCode)
 	}
-	return &a2a.Error{Code: code, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: fmt.Sprintf("the agent answered %s with error %d", m, code)}
+	return a2a.AgentCallError(code, fmt.Sprintf("the agent answered %s with error %d", m, code))
 }

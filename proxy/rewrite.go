@@ -35,9 +35,10 @@ func (g *Gateway) rewrite(ctx context.Context, s *Scope, ev a2a.Event, payload [
 }
 
 // reframe returns the SSE event raw with its data replaced by data, when a
-// rewriter changed it: the data lines become one line (JSON holds no line
-// breaks) where the first stood, every other line (id, event, retry,
-// comments) is kept as received.
+// rewriter changed it: data, spliced into the agent's bytes, keeps their
+// line breaks, so it is written as one data line per line of it where the
+// first data line stood (a reader joins them back with "\n"); every other
+// line (id, event, retry, comments) is kept as received.
 func reframe(raw, old, data []byte) []byte {
 	if len(data) == len(old) && (len(data) == 0 || &data[0] == &old[0]) {
 		return raw
@@ -58,9 +59,11 @@ func reframe(raw, old, data []byte) []byte {
 		case string(field) != "data":
 			out = append(out, line...)
 		case !wrote:
-			out = append(out, "data: "...)
-			out = append(out, data...)
-			out = append(out, '\n')
+			for l := range bytes.Lines(data) {
+				out = append(out, "data: "...)
+				out = append(out, bytes.TrimSuffix(l, []byte("\n"))...)
+				out = append(out, '\n')
+			}
 			wrote = true
 		}
 		pos = end

@@ -14,6 +14,7 @@ func TestReframe(t *testing.T) {
 	}{
 		{"data replaced, other fields kept", "id: 7\nevent: message\ndata: {\"a\":1}\n\n", `{"a":1,"b":2}`, "id: 7\nevent: message\ndata: {\"a\":1,\"b\":2}\n\n"},
 		{"several data lines become one", ": hi\ndata: {\"a\":\ndata: 1}\nretry: 5\n\n", `{"a":2}`, ": hi\ndata: {\"a\":2}\nretry: 5\n\n"},
+		{"data with line breaks keeps them, one data line each", "data: {\"a\":\ndata: 1}\n\n", "{\"a\":\n1,\"m\":{}}", "data: {\"a\":\ndata: 1,\"m\":{}}\n\n"},
 		{"CRLF lines", "id: x\r\ndata:{}\r\n\r\n", `{"c":3}`, "id: x\r\ndata: {\"c\":3}\n\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

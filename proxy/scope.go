@@ -15,8 +15,10 @@ import (
 
 // Scope is everything the gateway knows about one request, built once and
 // handed to every stage: the agent, the classified operation, the body
-// (read once, forwarded as the same bytes) and, once authenticated, the
-// caller. Stages add to it; none of them re-reads the body.
+// (read once, forwarded as the same bytes, except where a stage splices in
+// a change: the routing tenant, a ListTasks page, a push config taken out,
+// a credential) and, once authenticated, the caller. Stages add to it; none
+// of them re-reads the body.
 type Scope struct {
 	Agent     *Agent
 	Op        *a2a.Operation
@@ -102,8 +104,9 @@ func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.R
 
 // SetTenant makes the upstream request carry tenant as its A2A 1.0 routing
 // tenant: the path prefix on REST, params.tenant on JSON-RPC. It replaces
-// whatever tenant the caller named, so the body is re-encoded; only the
-// envelope and params are touched, every other member keeps its bytes.
+// whatever tenant the caller named. On JSON-RPC the new value is spliced
+// into the body as sent: every other member, and the order, escapes and
+// white space around it, keep their bytes.
 func (s *Scope) SetTenant(tenant string) error {
 	if s.Op.Binding == a2a.BindingREST {
 		base := strings.TrimSuffix(s.Agent.cfg.RESTPath, "/")
@@ -117,19 +120,11 @@ func (s *Scope) SetTenant(tenant string) error {
 		s.Op.Tenant = tenant
 		return nil
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(s.Body, &env); err != nil {
+	value, err := json.Marshal(tenant)
+	if err != nil {
 		return err
 	}
-	params := map[string]json.RawMessage{}
-	if p := env["params"]; len(p) > 0 && string(p) != "null" {
-		if err := json.Unmarshal(p, &params); err != nil {
-			return err
-		}
-	}
-	params["tenant"], _ = json.Marshal(tenant)
-	env["params"], _ = json.Marshal(params)
-	body, err := json.Marshal(env)
+	body, err := a2a.SetRPCParam(s.Body, "tenant", value)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 			http.Error(w, "notification body unreadable", http.StatusBadRequest)
 			return
 		}
-		ev, err := a2a.ParseResult(body)
+		ev, v, err := a2a.ParseResultShape(body)
 		if err != nil || (ev.TaskID != "" && ev.TaskID != ref.TaskID) ||
 			(ev.Kind != a2a.EventTask && ev.Kind != a2a.EventStatusUpdate && ev.Kind != a2a.EventArtifactUpdate) {
 			s.log.Info("push: inbound notification refused: not an event of its task", "agent", ref.Agent, "task_id", ref.TaskID, "kind", ev.Kind.String())
@@ -110,7 +110,7 @@ func (s *Subscriber) Inbound(maxBody int64) http.Handler {
 		}
 		defer s.awaited(ref)
 		s.views.view(ref).pushed.Store(arrived.UnixNano())
-		if err := s.take(ctx, ref, ev, body, arrived); err != nil {
+		if err := s.take(ctx, ref, ev, v, body, arrived); err != nil {
 			s.log.Warn("push: inbound notification not published", "agent", ref.Agent, "task_id", ref.TaskID, "error", err)
 			s.nudge(ref)
 			http.Error(w, "try again later", http.StatusServiceUnavailable)
@@ -185,17 +185,17 @@ func (s *Subscriber) awaited(ref store.TaskRef) {
 }
 
 // take publishes what a push that arrived at arrived brings (see
-// Inbound).
-func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, body []byte, arrived time.Time) error {
+// Inbound): ev read from body, in the shape of version shape.
+func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, shape a2a.Version, body []byte, arrived time.Time) error {
 	if left, err := s.o.Relay.Live(ctx, ref.Agent, ref.TaskID); err == nil && left > 0 {
 		return nil
 	}
 	if ev.Kind == a2a.EventTask {
-		_, _, err := s.apply(ctx, ref, payloadVersion(body), ev, body)
+		_, _, err := s.apply(ctx, ref, shape, ev, body)
 		return err
 	}
 	if ev.Kind == a2a.EventStatusUpdate {
-		if done, err := s.takeStatus(ctx, ref, ev, body); done || err != nil {
+		if done, err := s.takeStatus(ctx, ref, ev, shape, body); done || err != nil {
 			return err
 		}
 	}
@@ -217,12 +217,11 @@ func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, 
 // folding away a status the agent has already left. A terminal status is
 // left to the read, which publishes what led to it first. done reports
 // that the push was published.
-func (s *Subscriber) takeStatus(ctx context.Context, ref store.TaskRef, ev a2a.Event, body []byte) (bool, error) {
+func (s *Subscriber) takeStatus(ctx context.Context, ref store.TaskRef, ev a2a.Event, shape a2a.Version, body []byte) (bool, error) {
 	if ev.State.Terminal() {
 		return false, nil
 	}
-	v := payloadVersion(body)
-	obj, err := a2a.EventObject(body, v, a2a.EventStatusUpdate)
+	obj, err := a2a.EventObject(body, shape, a2a.EventStatusUpdate)
 	if err != nil {
 		return false, nil
 	}
@@ -243,6 +242,6 @@ func (s *Subscriber) takeStatus(ctx context.Context, ref store.TaskRef, ev a2a.E
 	if !olderStatus(logged["status"], obj["status"]) {
 		return false, nil
 	}
-	_, _, err = s.applyLocked(ctx, tv, ref, v, ev, body)
+	_, _, err = s.applyLocked(ctx, tv, ref, shape, ev, body)
 	return err == nil, err
 }

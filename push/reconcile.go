@@ -122,7 +122,7 @@ func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) er
 		for _, le := range events {
 			ev, err := loggedEvent(ref, le.Payload)
 			if err == nil {
-				tv.snap, err = foldEvent(tv.snap, ev)
+				tv.snap, err = a2a.FoldTask(tv.snap, ev.Payload, ev.Version, ev.Kind, ev.TaskID, ev.ContextID)
 			}
 			if err != nil {
 				return fmt.Errorf("fold logged event %s: %w", le.ID, err)
@@ -142,26 +142,14 @@ func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) er
 
 // loggedEvent reads a logged payload back into an Event.
 func loggedEvent(ref store.TaskRef, payload []byte) (Event, error) {
-	ev, err := a2a.ParseResult(payload)
+	ev, v, err := a2a.ParseResultShape(payload)
 	if err != nil {
 		return Event{}, err
 	}
 	return Event{
 		Agent: ref.Agent, TaskID: ref.TaskID, ContextID: ev.ContextID,
-		Version: payloadVersion(payload), Kind: ev.Kind, State: ev.State, Payload: payload,
+		Version: v, Kind: ev.Kind, State: ev.State, Payload: payload,
 	}, nil
-}
-
-// payloadVersion tells a result object's version by its shape: 0.3 objects
-// carry their kind, 1.0 StreamResponses a member naming it.
-func payloadVersion(payload []byte) a2a.Version {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(payload, &top) == nil {
-		if _, ok := top["kind"]; ok {
-			return a2a.V03
-		}
-	}
-	return a2a.V10
 }
 
 // update is one event that brings the log up to the agent's task; id, when

@@ -240,7 +240,7 @@ func (r *Relay) snapshot(ctx context.Context, ev Event, seq int64) ([]byte, erro
 	if !ok {
 		snap = nil
 	}
-	next, err := foldEvent(snap, ev)
+	next, err := a2a.FoldTask(snap, ev.Payload, ev.Version, ev.Kind, ev.TaskID, ev.ContextID)
 	if err != nil {
 		return nil, err
 	}

@@ -268,46 +268,6 @@ func canon(t *testing.T, b []byte) string {
 	return string(out)
 }
 
-func TestFoldEvent(t *testing.T) {
-	const snap = `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"1"},{"text":"2"}]},{"artifactId":"b","parts":[{"text":"x"}]}]}`
-	for _, tc := range []struct {
-		name       string
-		snap       string
-		kind       a2a.EventKind
-		v          a2a.Version
-		event, out string
-	}{
-		{
-			// An upstream subscription's snapshot taken before the last
-			// events: it neither reopens the task nor loses artifacts.
-			name: "stale task", snap: snap, kind: a2a.EventTask, v: a2a.V10,
-			event: `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"artifacts":[{"artifactId":"a","parts":[{"text":"1"}]},{"artifactId":"c","parts":[{"text":"new"}]}],"history":[]}}`,
-			out:   `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"1"},{"text":"2"}]},{"artifactId":"c","parts":[{"text":"new"}]},{"artifactId":"b","parts":[{"text":"x"}]}],"history":[]}`,
-		},
-		{
-			name: "0.3 artifact replaces", snap: snap, kind: a2a.EventArtifactUpdate, v: a2a.V03,
-			event: `{"kind":"artifact-update","taskId":"t1","contextId":"c1","artifact":{"artifactId":"b","parts":[{"kind":"text","text":"y"}]}}`,
-			out:   `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"1"},{"text":"2"}]},{"artifactId":"b","parts":[{"text":"y"}]}]}`,
-		},
-		{
-			name: "update before any task", kind: a2a.EventStatusUpdate, v: a2a.V10,
-			event: `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"metadata":{"a2a-gateway/watchdog":{"action":"escalate"}}}}`,
-			out:   `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"metadata":{"a2a-gateway/watchdog":{"action":"escalate"}}}`,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var prior []byte
-			if tc.snap != "" {
-				prior = []byte(tc.snap)
-			}
-			got, err := foldEvent(prior, Event{TaskID: "t1", ContextID: "c1", Version: tc.v, Kind: tc.kind, Payload: []byte(tc.event)})
-			if err != nil || canon(t, got) != canon(t, []byte(tc.out)) {
-				t.Fatalf("foldEvent = %s, %v\nwant %s", got, err, tc.out)
-			}
-		})
-	}
-}
-
 // An event that cannot be rendered for one consumer does not hold back
 // the others.
 func TestRelaySkipsWhatCannotBeRendered(t *testing.T) {

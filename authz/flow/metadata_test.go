@@ -56,6 +56,13 @@ func TestWithEventMetadata(t *testing.T) {
 			}
 		})
 	}
+	// Spliced in: a re-encoding would change the escapes, order and white
+	// space around it.
+	odd := `{ "result" : {"task":{"status":{"state":"TASK_STATE_AUTH_REQUIRED"},"id":"t\u0031","x":"a<b\/"}}, "jsonrpc":"2.0","id":1}`
+	want := `{ "result" : {"task":{"status":{"state":"TASK_STATE_AUTH_REQUIRED"},"id":"t\u0031","x":"a<b\/","metadata":{"` + ChallengeMetadataKey + `":{"id":"ch-1"}}}}, "jsonrpc":"2.0","id":1}`
+	if out, err := withEventMetadata([]byte(odd), true, ChallengeMetadataKey, view); err != nil || string(out) != want {
+		t.Errorf("challenge not spliced in:\n got %s (%v)\nwant %s", out, err, want)
+	}
 	for _, bad := range []string{`[1,2]`, `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, `{"jsonrpc":"2.0","id":1,"result":"x"}`} {
 		if _, err := withEventMetadata([]byte(bad), true, ChallengeMetadataKey, view); !errors.Is(err, errNotObject) {
 			t.Errorf("%s: %v", bad, err)
@@ -87,24 +94,22 @@ func TestMessageMetadata(t *testing.T) {
 			if md := tc.msg(m)["metadata"].(map[string]any); md[CredentialMetadataKey] != "Bearer x" {
 				t.Fatalf("credential not added: %s", with)
 			}
-			without, err := withoutMessageMetadata(with, tc.rpc, CredentialMetadataKey)
-			if err != nil {
-				t.Fatal(err)
-			}
+			without := withoutMessageMetadata(with, tc.rpc, CredentialMetadataKey)
 			_ = json.Unmarshal(without, &m)
 			if _, ok := tc.msg(m)["metadata"].(map[string]any)[CredentialMetadataKey]; ok {
 				t.Fatalf("credential not removed: %s", without)
 			}
-			if same, err := withoutMessageMetadata(tc.body, tc.rpc, CredentialMetadataKey); err != nil || !bytes.Equal(same, tc.body) {
-				t.Fatalf("a body without the key changed: %s %v", same, err)
+			if same := withoutMessageMetadata(tc.body, tc.rpc, CredentialMetadataKey); !bytes.Equal(same, tc.body) {
+				t.Fatalf("a body without the key changed: %s", same)
 			}
 		})
 	}
-	// A JSON escape does not smuggle the key past the removal.
-	escaped := []byte(`{"message":{"messageId":"m","metadata":{"a2a-gateway\/credential":"Bearer forged","keep":1}}}`)
-	out, err := withoutMessageMetadata(escaped, false, CredentialMetadataKey)
-	if err != nil || bytes.Contains(out, []byte("forged")) || !bytes.Contains(out, []byte(`"keep":1`)) {
-		t.Fatalf("escaped key: %s %v", out, err)
+	// Neither a JSON escape nor a second copy smuggles the key past the
+	// removal, and the rest keeps its bytes.
+	escaped := []byte(`{"message":{"messageId":"m","metadata":{"a2a-gateway\/credential":"Bearer forged", "keep" : "<1>","a2a-gateway/credential":"Bearer again"}}}`)
+	want := `{"message":{"messageId":"m","metadata":{"keep" : "<1>"}}}`
+	if out := withoutMessageMetadata(escaped, false, CredentialMetadataKey); string(out) != want {
+		t.Fatalf("escaped and repeated key:\n got %s\nwant %s", out, want)
 	}
 }
 

@@ -132,11 +132,7 @@ func (f *Flow) dropCallerCredential(s *proxy.Scope, af *agentFlow) error {
 	if af.cfg.Delivery != config.DeliverMetadata {
 		return nil
 	}
-	body, err := withoutMessageMetadata(s.Body, s.Op.Binding == a2a.BindingJSONRPC, CredentialMetadataKey)
-	if err != nil {
-		return err
-	}
-	s.Body = body
+	s.Body = withoutMessageMetadata(s.Body, s.Op.Binding == a2a.BindingJSONRPC, CredentialMetadataKey)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 )
 
@@ -82,7 +83,8 @@ var objectShapes = [...]struct {
 // event and the bare result (nil for an error response, "null" for a null
 // result). An error means the answer must not reach the caller.
 func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
-	if op.Binding == BindingREST && !answersWithTask(op.Method) && len(bytes.TrimSpace(payload)) == 0 {
+	list := op.Method == MethodListTasks
+	if op.Binding == BindingREST && !answersWithTask(op.Method) && !list && len(bytes.TrimSpace(payload)) == 0 {
 		return Event{Kind: EventNone}, payload, nil
 	}
 	if err := checkJSON(payload); err != nil {
@@ -103,6 +105,13 @@ func ReadAnswer(op *Operation, payload []byte) (Event, []byte, error) {
 		if seen, err := pickSeen(payload, jsonrpcKey, v[:]); isObject(payload) && (err != nil || seen != 0) {
 			return Event{}, nil, ambiguous("a JSON-RPC envelope on the REST binding")
 		}
+	}
+	if list {
+		tasks, next, err := readListTasks(protoJSON(op), result)
+		if err != nil {
+			return Event{}, nil, err
+		}
+		return Event{Kind: EventNone, Listed: tasks, NextPageToken: next}, result, nil
 	}
 	if !answersWithTask(op.Method) && !isObject(result) {
 		// Push config lists are arrays; a REST delete may answer nothing.
@@ -431,13 +440,10 @@ type ListedTask struct {
 	References []string
 }
 
-// ReadListTasks reads the ListTasks result (without its JSON-RPC envelope)
-// of an answer to op: the tasks, each read as strictly as a GetTask
+// readListTasks reads a ListTasks result (without its JSON-RPC envelope,
+// checked by checkJSON): the tasks, each read as strictly as a GetTask
 // answer, and the agent's next page token.
-func ReadListTasks(op *Operation, result []byte) (tasks []ListedTask, next string, err error) {
-	if err := checkJSON(result); err != nil {
-		return nil, "", err
-	}
+func readListTasks(proto bool, result []byte) (tasks []ListedTask, next string, err error) {
 	if !isObject(result) {
 		return nil, "", ambiguous("ListTasks result is not an object")
 	}
@@ -466,7 +472,7 @@ func ReadListTasks(op *Operation, result []byte) (tasks []ListedTask, next strin
 		if seen, _ := pickSeen(t, wrapperKeys, w[:]); seen != 0 {
 			return nil, "", ambiguous("ListTasks lists a wrapped result")
 		}
-		ev, err := readVersioned(protoJSON(op), t)
+		ev, err := readVersioned(proto, t)
 		if err != nil {
 			return nil, "", err
 		}
@@ -493,6 +499,14 @@ func AgentError(code int) *Error {
 }
 
 var agentInternal = ErrInternal.WithMessage("the agent reported an error")
+
+// AgentCallError is the error of a call the gateway makes itself (never
+// relayed to a caller as it is) that the agent answered with the JSON-RPC
+// error code: the code is kept, so the gateway can tell TaskNotFound from
+// other refusals.
+func AgentCallError(code int, message string) *Error {
+	return &Error{Code: code, Reason: "AGENT_ERROR", HTTPStatus: http.StatusBadGateway, Message: message}
+}
 
 // agentErrors are the protocol's errors an agent may answer with; the
 // gateway's own codes are not among them.

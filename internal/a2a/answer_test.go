@@ -375,10 +375,16 @@ func TestReadRESTError(t *testing.T) {
 	}
 }
 
+// readList reads a ListTasks answer as ReadAnswer does.
+func readList(result string) ([]ListedTask, string, error) {
+	ev, _, err := ReadAnswer(&Operation{Method: MethodListTasks, Version: V10, Binding: BindingREST}, []byte(result))
+	return ev.Listed, ev.NextPageToken, err
+}
+
 func TestReadListTasks(t *testing.T) {
 	withRefs := `{"id":"t-3","status":{"state":1,"message":{"messageId":"m","role":2,"parts":[],"referenceTaskIds":["t-1","r-9"]}},` +
 		`"history":[{"messageId":"h","role":1,"parts":[],"referenceTaskIds":["r-9","r-8"]}]}`
-	tasks, next, err := ReadListTasks(opRPC10Get, []byte(`{"tasks":[`+task10+`,{"id":"t-2","status":{"state":1}},`+withRefs+`],"nextPageToken":"p2","pageSize":3}`))
+	tasks, next, err := readList(`{"tasks":[` + task10 + `,{"id":"t-2","status":{"state":1}},` + withRefs + `],"nextPageToken":"p2","pageSize":3}`)
 	if err != nil || len(tasks) != 3 || next != "p2" || string(tasks[0].Raw) != task10 || string(tasks[2].Raw) != withRefs {
 		t.Fatalf("read %+v %q, %v", tasks, next, err)
 	}
@@ -396,9 +402,12 @@ func TestReadListTasks(t *testing.T) {
 		`{"tasks":[{"status":{}}]}`,
 		`{"tasks":[` + task10 + `],"items":[{"id":"` + foreign + `"}]}`,
 		`{"tasks":{"id":"` + foreign + `"}}`,
+		`{"tasks":[` + task10 + `]},`,
+		``,
+		`null`,
 	} {
-		if tasks, _, err := ReadListTasks(opRPC10Get, []byte(p)); err == nil {
-			t.Errorf("ReadListTasks(%s) = %+v", p, tasks)
+		if tasks, _, err := readList(p); err == nil {
+			t.Errorf("ListTasks answer %s read as %+v", p, tasks)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,7 +30,9 @@ func (b Binding) String() string {
 const MaxIDLength = 512
 
 // Operation is what one request asks for, read once from the request and
-// handed to every stage of the gateway. The body itself is never re-encoded.
+// handed to every stage of the gateway, so no stage reads the body again.
+// The body is forwarded as sent; where the gateway must change it (the
+// routing tenant, a ListTasks page), the change is spliced in (splice.go).
 type Operation struct {
 	Method  Method
 	Version Version
@@ -49,6 +52,10 @@ type Operation struct {
 	// PushConfig is the raw push-notification config: the body of a
 	// push-config create, or the one given inline with a send.
 	PushConfig json.RawMessage
+	// PageSize and PageToken are a ListTasks request's paging, as sent:
+	// PageSize is the text of the number (or of the string holding it),
+	// "" when absent; its bounds are the list stage's to judge.
+	PageSize, PageToken string
 }
 
 // HasTaskRefs reports whether the request names any existing task or context.
@@ -60,10 +67,14 @@ func (op *Operation) HasTaskRefs() bool {
 // the error messages agree.
 var (
 	rpcEnvelopeKeys = members("jsonrpc", "id", "method", "params")
-	messageKeys     = members("messageId", "taskId", "contextId", "referenceTaskIds")
+	// messageKeys ends with metadata, read only so that it is unambiguous:
+	// the gateway splices its credential into it and takes the caller's out.
+	messageKeys = members("messageId", "taskId", "contextId", "referenceTaskIds", "metadata")
 	// sendKeys ends with the push spellings of params (sendPushAt on).
 	sendKeys      = append(members("message", "configuration", "tenant", "id", "sessionId"), pushSpellingsIn(false)...)
 	taskParamKeys = members("id", "taskId", "tenant", "pushNotificationConfigId", "pushNotificationConfig", "contextId")
+	// listParamKeys are taskParamKeys and the paging of a ListTasks.
+	listParamKeys = append(slices.Clone(taskParamKeys), members("pageSize", "pageToken")...)
 )
 
 // ClassifyRPC reads a JSON-RPC request body. version is the negotiated
@@ -140,7 +151,19 @@ func (op *Operation) readParams(params []byte) *Error {
 	switch op.Method {
 	case MethodSend, MethodStream:
 		return op.readSend(params)
-	case MethodListTasks, MethodExtendedCard:
+	case MethodListTasks:
+		var v [8][]byte
+		if err := pickStrict(params, listParamKeys, v[:], 0); err != nil {
+			return invalid(ErrInvalidParams, err)
+		}
+		if op.Binding == BindingJSONRPC {
+			// Over HTTP+JSON the query carries the paging (ClassifyREST).
+			if e := op.readPaging(v[6], v[7]); e != nil {
+				return e
+			}
+		}
+		return firstErr(op.setString(&op.Tenant, v[2], "tenant"), op.setString(&op.ContextID, v[5], "contextId"))
+	case MethodExtendedCard:
 		var v [6][]byte
 		if err := pickStrict(params, taskParamKeys, v[:], 0); err != nil {
 			return invalid(ErrInvalidParams, err)
@@ -196,6 +219,20 @@ func (op *Operation) readParams(params []byte) *Error {
 	return op.setString(&op.Tenant, v[2], "tenant")
 }
 
+// readPaging reads a ListTasks body's pageSize (a number, or a string
+// holding one) and pageToken.
+func (op *Operation) readPaging(size, token []byte) *Error {
+	op.PageSize = string(size)
+	if len(size) > 0 && size[0] == '"' {
+		op.PageSize, _ = jsonString(size, "pageSize")
+	}
+	var err error
+	if op.PageToken, err = jsonString(token, "pageToken"); err != nil {
+		return ErrInvalidParams.WithMessage(err.Error())
+	}
+	return nil
+}
+
 // readPushSetWrapper reads what wraps a 0.3 or legacy push config on a
 // create as strictly as the config: only the members of the caller's
 // dialect, and a 0.3 HTTP+JSON name ("tasks/{id}/pushNotificationConfigs/
@@ -241,7 +278,7 @@ func (op *Operation) readSend(params []byte) *Error {
 	if msg == nil || !isObject(msg) {
 		return ErrInvalidParams.WithMessage(`"message" must be an object`)
 	}
-	var m [4][]byte
+	var m [5][]byte
 	if err := pickStrict(msg, messageKeys, m[:], 0); err != nil {
 		return invalid(ErrInvalidParams, err)
 	}
@@ -492,6 +529,7 @@ func ClassifyREST(httpMethod, path string, query url.Values, body []byte, versio
 			}
 			op.ContextID = vals[0]
 		}
+		op.PageSize, op.PageToken = query.Get("pageSize"), query.Get("pageToken")
 	}
 	if len(body) > 0 && skipSpace(body, 0) < len(body) {
 		if !json.Valid(body) {

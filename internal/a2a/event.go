@@ -44,6 +44,11 @@ type Event struct {
 	// history): task ids the caller can read, so each must be the
 	// caller's. Nil when there are none.
 	ReferenceTaskIDs []string
+	// Listed and NextPageToken are what ReadAnswer read of a ListTasks
+	// page: its tasks, each read as strictly as a GetTask answer, and the
+	// agent's token for the page after it.
+	Listed        []ListedTask
+	NextPageToken string
 }
 
 var (
@@ -125,26 +130,38 @@ func ParseResult(b []byte) (Event, error) {
 	return parseResult(b, 0)
 }
 
+// ParseResultShape is ParseResult that also tells the version whose shape
+// the result has, for converting it: 0.3 when it carries its kind;
+// anything else converts as 1.0 does.
+func ParseResultShape(b []byte) (Event, Version, error) {
+	if err := checkJSON(b); err != nil {
+		return Event{}, V10, err
+	}
+	var v [14][]byte
+	ev, err := parseResultIn(b, 0, &v)
+	if kind, _ := jsonString(v[0], "kind"); kind != "" {
+		return ev, V03, err
+	}
+	return ev, V10, err
+}
+
 func parseResult(b []byte, depth int) (Event, error) {
+	var v [14][]byte
+	return parseResultIn(b, depth, &v)
+}
+
+// parseResultIn is parseResult reading b's resultKeys into v.
+func parseResultIn(b []byte, depth int, v *[14][]byte) (Event, error) {
 	if !isObject(b) || depth > 1 {
 		return Event{}, ErrNotA2A
 	}
-	var v [14][]byte
 	if err := pick(b, resultKeys, v[:]); err != nil {
 		return Event{}, fmt.Errorf("%w: %w", ErrNotA2A, err)
 	}
-	kind, _ := jsonString(v[0], "kind")
+	if kind, _ := jsonString(v[0], "kind"); kind != "" {
+		return parseTagged(kind, *v)
+	}
 	switch {
-	case kind == "task":
-		return readTask(v[6], v[8], v[9], v[12])
-	case kind == "message":
-		return readRefs(EventMessage, v[7], v[8])
-	case kind == "status-update":
-		return readStatus(v[7], v[8], v[9], v[10])
-	case kind == "artifact-update":
-		return readRefs(EventArtifactUpdate, v[7], v[8])
-	case kind != "":
-		return Event{}, ErrNotA2A
 	case v[1] != nil:
 		return parseWrapped(v[1], EventTask, depth)
 	case v[2] != nil:
@@ -167,6 +184,21 @@ func parseResult(b []byte, depth int) (Event, error) {
 		return readRefs(EventMessage, v[7], v[8])
 	}
 	return Event{Kind: EventNone}, nil
+}
+
+// parseTagged reads a result by its kind: v are its resultKeys.
+func parseTagged(kind string, v [14][]byte) (Event, error) {
+	switch kind {
+	case "task":
+		return readTask(v[6], v[8], v[9], v[12])
+	case "message":
+		return readRefs(EventMessage, v[7], v[8])
+	case "status-update":
+		return readStatus(v[7], v[8], v[9], v[10])
+	case "artifact-update":
+		return readRefs(EventArtifactUpdate, v[7], v[8])
+	}
+	return Event{}, ErrNotA2A
 }
 
 // parseWrapped reads the inside of a 1.0 wrapper ({"task": {...}}).

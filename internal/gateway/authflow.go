@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strings"
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/authz/flow"
@@ -28,8 +26,8 @@ func (g *Gateway) newAuthFlow(authn *authz.Authenticator, st store.Store, log *s
 		Metrics:       metrics.NewAuthFlow(g.registry),
 		Logger:        log.With("log", "authflow"),
 	}
-	if r := g.Relay(); r != nil {
-		o.Notifier = r
+	if g.push != nil {
+		o.Notifier = g.push.Relay()
 	}
 	f, err := flow.New(o)
 	if err != nil {
@@ -44,16 +42,3 @@ func (g *Gateway) newAuthFlow(authn *authz.Authenticator, st store.Store, log *s
 	g.closers = append(g.closers, func() { stop(); <-done })
 	return f, nil
 }
-
-// serveAuthFlow serves the auth flow's endpoints (/auth/...) on the public
-// listener and reports whether the request was one of them.
-func (g *Gateway) serveAuthFlow(w http.ResponseWriter, r *http.Request) bool {
-	if !strings.HasPrefix(r.URL.Path, flow.PathPrefix) {
-		return false
-	}
-	g.auth.ServeHTTP(w, r)
-	return true
-}
-
-// AuthFlow is the auth-required flow, for tests (Sweep).
-func (g *Gateway) AuthFlow() *flow.Flow { return g.auth }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/authz"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	cardserve "github.com/a2a-gateway/a2a-gateway/proxy/card/serve"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
@@ -54,7 +55,7 @@ func Check(cfg *config.Config, env config.Env) error {
 	}
 	add(Validate(cfg, env))
 	add(authz.CheckMaterial(&cfg.Auth, authz.LookupEnv(env)))
-	if _, _, err := cardSigner(cfg.CardSigning); err != nil {
+	if _, _, err := cardserve.LoadSigner(cfg.CardSigning); err != nil {
 		add(err)
 	}
 	if cfg.Push.Enabled {

@@ -56,8 +56,8 @@ func (g *Gateway) withConsole(admin http.Handler, authn *authz.Authenticator, st
 	}
 	if g.push != nil {
 		co.DeadLetters = st.Delivery()
-		co.Deliveries = g.push.deliver
-		co.Attempts = g.push.deliver.AttemptLog()
+		co.Deliveries = g.push.Deliverer()
+		co.Attempts = g.push.Deliverer().AttemptLog()
 	}
 	c, err := console.New(co)
 	if err != nil {

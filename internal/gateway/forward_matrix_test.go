@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -349,14 +348,10 @@ func wantForwarded(t *testing.T, env *gwtest.Env, rq request, m a2a.Method) {
 	if r.Op.Method != m {
 		t.Fatalf("the agent read the request as %s, want %s", r.Op.Method, m)
 	}
-	switch {
-	case m == a2a.MethodListTasks:
-		// The gateway pages ListTasks itself and re-issues it: the request
-		// must mean the same, unknown members included, not be the same bytes.
-		if len(rq.body) > 0 && !jsonEqual(r.Body, rq.body) {
-			t.Fatalf("the list request changed meaning on the way:\n got %s\nwant %s", r.Body, rq.body)
-		}
-	case !bytes.Equal(r.Body, rq.body):
+	// The gateway pages ListTasks itself and splices its paging into the
+	// caller's bytes: a first page of the size the agent pages by (100)
+	// reaches it as sent, like every other body.
+	if !bytes.Equal(r.Body, rq.body) {
 		t.Fatalf("the body changed on the way:\n got %s\nwant %s", r.Body, rq.body)
 	}
 	if v := r.Header.Values("Authorization"); len(v) != 0 {
@@ -368,15 +363,6 @@ func wantForwarded(t *testing.T, env *gwtest.Env, rq request, m a2a.Method) {
 	if got, want := r.Header.Get(a2a.VersionHeader), rq.header.Get(a2a.VersionHeader); got != want {
 		t.Fatalf("%s = %q, want %q", a2a.VersionHeader, got, want)
 	}
-}
-
-// jsonEqual compares two JSON documents by value.
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // TestForwardedHeaders: the forwarding headers a caller sends reach the

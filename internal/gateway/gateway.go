@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,17 +32,23 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 	"github.com/a2a-gateway/a2a-gateway/proxy/budget"
+	"github.com/a2a-gateway/a2a-gateway/proxy/card"
+	cardserve "github.com/a2a-gateway/a2a-gateway/proxy/card/serve"
+	"github.com/a2a-gateway/a2a-gateway/proxy/list"
+	"github.com/a2a-gateway/a2a-gateway/push"
+	pushserve "github.com/a2a-gateway/a2a-gateway/push/serve"
 )
 
 // Gateway is a running configuration: its handlers and what they hold.
 type Gateway struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	store    store.Store
-	proxy    *proxy.Gateway
-	tracker  *lifecycle.Tracker
-	push     *pushRelay
-	sources  *pushSources
+	cfg     *config.Config
+	log     *slog.Logger
+	store   store.Store
+	proxy   *proxy.Gateway
+	tracker *lifecycle.Tracker
+	// push and sources are nil when push.enabled is off.
+	push     *pushserve.Relay
+	sources  *pushserve.Sources
 	auth     *flow.Flow
 	registry *prometheus.Registry
 	public   http.Handler
@@ -56,6 +63,17 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	if err := g.build(ctx); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// build is New past the checks; New releases what it acquired when it
+// fails, with Close.
+func (g *Gateway) build(ctx context.Context) error {
+	cfg, log := g.cfg, g.log
 	g.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	var mopts []metrics.Option
 	if cfg.Lifecycle.TenantLabel {
@@ -65,7 +83,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 
 	st, err := store.Open(ctx, cfg.Store, log)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return fmt.Errorf("store: %w", err)
 	}
 	g.store = st
 	g.closers = append(g.closers, func() { _ = st.Close() })
@@ -82,40 +100,35 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		}
 	})
 
-	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Transport: telemetry.Transport(nil, "fetch jwks"), Timeout: 30 * time.Second, CheckRedirect: noRedirects}, log)
+	authn, err := authz.NewAuthenticator(ctx, cfg.Auth, &http.Client{Transport: telemetry.Transport(nil, "fetch jwks"), Timeout: 30 * time.Second, CheckRedirect: card.NoRedirects}, log)
 	if err != nil {
-		g.Close()
-		return nil, fmt.Errorf("auth: %w", err)
+		return fmt.Errorf("auth: %w", err)
 	}
 	g.closers = append(g.closers, authn.Close)
 
-	cards, err := newCardServer(cfg, log)
+	cards, err := cardserve.New(cfg, log)
 	if err != nil {
-		g.Close()
-		return nil, err
+		return err
 	}
 	dd := dedupe.New(st.Dedupe(), cfg.Dedupe, m, log, perSubject(cfg))
-	pm := newPushMetrics(g.registry, cfg)
+	pm := pushserve.NewMetrics(g.registry, cfg)
 	if cfg.Push.Enabled {
-		if g.push, err = newPushRelay(cfg, st, pm, log.With("log", "push")); err != nil {
-			g.Close()
-			return nil, err
+		if g.push, err = pushserve.NewRelay(cfg, st, pm, log.With("log", "push")); err != nil {
+			return err
 		}
-		g.closers = append(g.closers, g.push.close)
+		g.closers = append(g.closers, g.push.Close)
 	}
 	if g.auth, err = g.newAuthFlow(authn, st, log); err != nil {
-		g.Close()
-		return nil, err
+		return err
 	}
-
-	lists, err := newListFilter(cfg.ListTasks)
+	lists, err := list.New(cfg.ListTasks)
 	if err != nil {
-		g.Close()
-		return nil, err
+		return err
 	}
 
-	// The watchdog calls agents through the proxy, which is built below
-	// with the tracker's stage in it: the call is bound late.
+	// The watchdog calls agents through the proxy, and the push sources
+	// follow tasks through it: both are built below, so these calls are
+	// bound late.
 	tracker, err := lifecycle.New(lifecycle.Options{
 		Store:   st.Lifecycle(),
 		Config:  cfg.Lifecycle,
@@ -125,35 +138,38 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Caller: lifecycle.CallerFunc(func(ctx context.Context, agent string, v a2a.Version, method a2a.Method, params any) ([]byte, error) {
 			return g.proxy.Call(ctx, agent, v, method, params)
 		}),
-		Followed:   g.followedByPush(st),
+		Followed:   g.followedByPush,
 		OnWatchdog: g.onWatchdog,
 	})
 	if err != nil {
-		g.Close()
-		return nil, fmt.Errorf("lifecycle: %w", err)
+		return fmt.Errorf("lifecycle: %w", err)
 	}
 	g.tracker = tracker
 	g.closers = append(g.closers, tracker.Close)
 
 	// One request, one pass: each stage wraps the next, and the forwarder
 	// observes every answer for the observers, in this order.
+	stages := []proxy.Stage{
+		traced("authenticate", authenticate(authn)),
+		limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
+		traced("authorize", authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit")))),
+		routeTenant,
+	}
+	if g.push != nil {
+		stages = append(stages, g.push.Stage, g.push.ResumeStreams)
+	}
+	stages = append(stages,
+		traced("dedupe", dd.Stage),
+		requireStore(health.check(st.Ping), dd.Covers),
+		tracker.Guard(),
+		g.auth.Resume,
+		countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
+		lists.Stage,
+		cards.RewriteExtendedCard,
+	)
 	px, err := proxy.New(proxy.Options{
 		Config: cfg,
-		Stages: []proxy.Stage{
-			traced("authenticate", authenticate(authn)),
-			limitRate(budget.New(cfg.Budgets), st.ActiveTasks(), m),
-			traced("authorize", authorize(authz.NewAuthorizer(st.Ownership(), policies(cfg), m, log.With("log", "audit")))),
-			routeTenant,
-			g.push.stage,
-			resumeStreams(g.Relay()),
-			traced("dedupe", dd.Stage),
-			requireStore(health.check(st.Ping), dd.Covers),
-			tracker.Guard(),
-			g.auth.Resume,
-			countOpenTasks(st.ActiveTasks(), cfg.Budgets.TracksActiveTasks()),
-			lists.stage,
-			cards.rewriteExtendedCard,
-		},
+		Stages: stages,
 		Observers: []proxy.Observer{
 			recordOwnership,
 			tracker,
@@ -162,22 +178,20 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		Cards:   cards,
 		Metrics: m,
 		Logger:  log,
-		// Streams carry event-log ids, for resuming (push_resume.go).
-		StreamEventID:       streamEventID,
+		// Streams carry event-log ids, for resuming (push/serve).
+		StreamEventID:       pushserve.StreamEventID,
 		OversizedCredential: oversizedCredential(authn),
 	})
 	if err != nil {
-		g.Close()
-		return nil, err
+		return err
 	}
 	g.proxy = px
 	g.closers = append(g.closers, px.Close)
 	if g.push != nil {
-		if g.sources, err = g.startPushSources(cfg, st, px, g.push.m, log.With("log", "push")); err != nil {
-			g.Close()
-			return nil, err
+		if g.sources, err = pushserve.StartSources(cfg, st, px, g.push, tracker, g.trackAuth(log), log.With("log", "push")); err != nil {
+			return err
 		}
-		g.closers = append(g.closers, g.sources.close)
+		g.closers = append(g.closers, g.sources.Close)
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.Background())
 	swept := make(chan struct{})
@@ -186,27 +200,75 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 		tracker.Run(sweepCtx)
 	}()
 	g.closers = append(g.closers, func() { stopSweep(); <-swept })
-	// Not a ServeMux: it would clean and redirect paths the proxy must see
-	// as sent (and refuse).
-	g.public = telemetry.Handler(px.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet {
-			cards.serveJWKS(w, r)
-			return
-		}
-		if r.URL.Path == pushJWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			g.push.serveJWKS(w, r)
-			return
-		}
-		if g.serveAuthFlow(w, r) || g.serveInbound(w, r) {
-			return
-		}
-		px.ServeHTTP(w, r)
-	})), "a2a-gateway")
+	g.public = telemetry.Handler(px.Guard(g.publicRoutes(cards, px)), "a2a-gateway")
 	if g.admin, err = g.withConsole(g.adminMux(), authn, st); err != nil {
-		g.Close()
-		return nil, err
+		return err
 	}
-	return g, nil
+	return nil
+}
+
+// publicRoutes serves the gateway's own endpoints on the public listener
+// and hands everything else to the proxy. Not a ServeMux: it would clean
+// and redirect paths the proxy must see as sent (and refuse).
+func (g *Gateway) publicRoutes(cards *cardserve.Server, px *proxy.Gateway) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/.well-known/jwks.json" && r.Method == http.MethodGet:
+			cards.ServeJWKS(w, r)
+		case r.URL.Path == pushserve.JWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			if g.push == nil {
+				a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("this gateway does not send push notifications"))
+				return
+			}
+			g.push.ServeJWKS(w, r)
+		case strings.HasPrefix(r.URL.Path, flow.PathPrefix):
+			g.auth.ServeHTTP(w, r)
+		case g.sources != nil && strings.HasPrefix(r.URL.Path, push.InboundPath):
+			g.sources.ServeInbound(w, r)
+		default:
+			px.ServeHTTP(w, r)
+		}
+	})
+}
+
+// followedByPush is the lifecycle tracker's Followed hook: with push on,
+// the push sources follow every task with a push config at its agent.
+func (g *Gateway) followedByPush(ctx context.Context, agent, taskID string) (bool, error) {
+	if g.sources == nil {
+		return false, nil
+	}
+	return g.sources.Followed(ctx, agent, taskID)
+}
+
+// onWatchdog is the lifecycle tracker's OnWatchdog hook: with push on, the
+// consumers of a watched task hear that it was orphaned or escalated.
+func (g *Gateway) onWatchdog(ctx context.Context, agent, taskID, action string, state a2a.State) {
+	if g.sources != nil {
+		g.sources.OnWatchdog(ctx, agent, taskID, action, state)
+	}
+}
+
+// trackAuth shows the auth flow the events the push sources saw, which
+// never passed through the proxy's observers: an agent that asks for a
+// credential in a push or in an upstream stream opens a challenge too.
+func (g *Gateway) trackAuth(log *slog.Logger) func(context.Context, push.Event) {
+	return func(ctx context.Context, ev push.Event) {
+		err := g.auth.Track(ctx, flow.Event{
+			Agent: ev.Agent, TaskID: ev.TaskID, ContextID: ev.ContextID,
+			Version: ev.Version, Kind: ev.Kind, State: ev.State, Result: ev.Payload,
+		})
+		if err != nil {
+			log.Warn("auth flow: task event from a push source not applied", "agent", ev.Agent, "task_id", ev.TaskID, "state", ev.State.String(), "err", err)
+		}
+	}
+}
+
+// Relay is the push relay, for tests; nil when push.enabled is off.
+func (g *Gateway) Relay() *push.Relay {
+	if g.push == nil {
+		return nil
+	}
+	return g.push.Relay()
 }
 
 // buildInfo is a2agw_build_info: always 1, its labels say which build
@@ -274,15 +336,12 @@ func (g *Gateway) Proxy() *proxy.Gateway { return g.proxy }
 // Record) and tests (Flush, Sweep).
 func (g *Gateway) Lifecycle() *lifecycle.Tracker { return g.tracker }
 
-// Registry is the Prometheus registry the gateway's metrics live in.
-func (g *Gateway) Registry() *prometheus.Registry { return g.registry }
-
 func (g *Gateway) adminMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g.registry, promhttp.HandlerOpts{Registry: g.registry}))
 	mux.Handle("/ops/", g.tracker.OpsHandler())
 	if g.push != nil {
-		mux.Handle("/admin/push/", g.push.adminHandler())
+		mux.Handle("/admin/push/", g.push.AdminHandler())
 	}
 	if g.cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

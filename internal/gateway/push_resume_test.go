@@ -448,34 +448,37 @@ func TestResumeExpiredEventID(t *testing.T) {
 func TestResumeAgentRefuses(t *testing.T) {
 	env := resumeEnv(t, 0)
 	c := resumeCaller(t, env)
-	d := resumeDialects[0]
-	lastID, task, watcher := dropMidTask(t, c, d)
-	watcher.s.close()
-	watcher.wait(t)
-	eventually(t, "the task completes", func() bool {
-		_, b := c.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodGetTask, a2a.V10, c.nextID("rs"), `{"id":"`+task+`"}`)})
-		ev, err := a2a.ParseRPCEvent(b)
-		return err == nil && ev.State == a2a.StateCompleted
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	// What the log holds after the drop: the watcher may have been sent
-	// an event it did not read before it left.
-	logged, found, err := env.GW.Relay().Replay(ctx, "demo", task, lastID, 1000)
-	if err != nil || !found || len(logged) < 2 {
-		t.Fatalf("event log after the drop: %d events, found %v, %v", len(logged), found, err)
-	}
-	var want []string
-	for _, e := range logged {
-		want = append(want, e.ID)
-	}
-	resumed := c.open(t, ctx, d.subscribe(c, task, lastID)).readToEnd(t)
-	var got []string
-	for _, e := range resumed {
-		got = append(got, e.id)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("resumed stream %q, want the logged events %q", got, want)
+	for _, d := range resumeDialects {
+		t.Run(d.name, func(t *testing.T) {
+			lastID, task, watcher := dropMidTask(t, c, d)
+			watcher.s.close()
+			watcher.wait(t)
+			eventually(t, "the task completes", func() bool {
+				_, b := c.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodGetTask, a2a.V10, c.nextID("rs"), `{"id":"`+task+`"}`)})
+				ev, err := a2a.ParseRPCEvent(b)
+				return err == nil && ev.State == a2a.StateCompleted
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			// What the log holds after the drop: the watcher may have been
+			// sent an event it did not read before it left.
+			logged, found, err := env.GW.Relay().Replay(ctx, "demo", task, lastID, 1000)
+			if err != nil || !found || len(logged) < 2 {
+				t.Fatalf("event log after the drop: %d events, found %v, %v", len(logged), found, err)
+			}
+			var want []string
+			for _, e := range logged {
+				want = append(want, e.ID)
+			}
+			resumed := c.open(t, ctx, d.subscribe(c, task, lastID)).readToEnd(t)
+			var got []string
+			for _, e := range resumed {
+				got = append(got, e.id)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("resumed stream %q, want the logged events %q", got, want)
+			}
+		})
 	}
 }
 

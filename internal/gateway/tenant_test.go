@@ -1,9 +1,7 @@
 package gateway_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
@@ -15,15 +13,22 @@ func TestTenantRouting(t *testing.T) {
 	tok := env.Token(t, "acme", "alice")
 
 	cases := []struct {
-		name, method, path, body, wantPath, wantTenantParam string
-		wantStatus                                          int
+		name, method, path, body, wantPath string
+		// wantBody is the JSON-RPC body the agent must receive, byte for
+		// byte: the tenant spliced into what the caller sent.
+		wantBody   string
+		wantStatus int
 	}{
 		{"rest send gets the tenant prefix", http.MethodPost, "/message:send",
 			`{"message":{"messageId":"tr-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, "/acme/message:send", "", 200},
 		{"rest send naming its own tenant", http.MethodPost, "/acme/message:send",
 			`{"message":{"messageId":"tr-2","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, "/acme/message:send", "", 200},
 		{"json-rpc send gets params.tenant", http.MethodPost, "/",
-			`{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{"message":{"messageId":"tr-3","role":"ROLE_USER","parts":[{"text":"hi"}]},"x-extra":{"kept":true}}}`, "/", "acme", 200},
+			`{ "params" : {"x-extra":{"kept":true, "s":"a<b\/\u0065"} ,` + "\n\t" + `"message":{"messageId":"tr-3","role":"ROLE_USER","parts":[{"text":"hi"}]} }, "method":"S\u0065ndMessage","id":7,"jsonrpc":"2.0"}`, "/",
+			`{ "params" : {"x-extra":{"kept":true, "s":"a<b\/\u0065"} ,` + "\n\t" + `"message":{"messageId":"tr-3","role":"ROLE_USER","parts":[{"text":"hi"}]},"tenant":"acme" }, "method":"S\u0065ndMessage","id":7,"jsonrpc":"2.0"}`, 200},
+		{"json-rpc send naming its own tenant", http.MethodPost, "/",
+			`{"jsonrpc":"2.0","id":8,"method":"SendMessage","params":{ "tenant" : "acme", "message":{"messageId":"tr-5","role":"ROLE_USER","parts":[{"text":"<hi>"}]}}}`, "/",
+			`{"jsonrpc":"2.0","id":8,"method":"SendMessage","params":{ "tenant" : "acme", "message":{"messageId":"tr-5","role":"ROLE_USER","parts":[{"text":"<hi>"}]}}}`, 200},
 		{"rest send naming another tenant", http.MethodPost, "/globex/message:send",
 			`{"message":{"messageId":"tr-4","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, "", "", 403},
 	}
@@ -44,16 +49,8 @@ func TestTenantRouting(t *testing.T) {
 			if len(reqs) != 1 || reqs[0].Path != c.wantPath {
 				t.Fatalf("agent saw %+v, want one request at %s", reqs, c.wantPath)
 			}
-			if c.wantTenantParam != "" {
-				var env struct {
-					Params map[string]json.RawMessage `json:"params"`
-				}
-				if err := json.Unmarshal(reqs[0].Body, &env); err != nil {
-					t.Fatal(err)
-				}
-				if string(env.Params["tenant"]) != `"`+c.wantTenantParam+`"` || !strings.Contains(string(env.Params["x-extra"]), `"kept":true`) {
-					t.Fatalf("params not routed as expected: %s", reqs[0].Body)
-				}
+			if c.wantBody != "" && string(reqs[0].Body) != c.wantBody {
+				t.Fatalf("params not routed as expected:\n got %s\nwant %s", reqs[0].Body, c.wantBody)
 			}
 		})
 	}

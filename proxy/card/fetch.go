@@ -123,3 +123,8 @@ func redact(rawURL string) string {
 	u.Fragment = ""
 	return u.String()
 }
+
+// NoRedirects is a CheckRedirect that follows no redirect: a client that
+// calls a configured agent stays on it, since a redirect could point the
+// gateway at an internal address.
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -1,4 +1,4 @@
-package push
+package a2a
 
 import (
 	"bytes"
@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
-// A 0.3 consumer is always sent the full Task (A2A 0.3 §9: the agent POSTs
-// the Task), even for a status or artifact update. The relay keeps the
-// latest task snapshot per task in the event log's store, in the 1.0 shape
-// (a bare Task), and folds every event into it:
+// A 0.3 push consumer is always sent the full Task (A2A 0.3 §9: the agent
+// POSTs the Task), even for a status or artifact update. The push relay
+// keeps the latest task snapshot per task, in the 1.0 shape (a bare Task),
+// and FoldTask folds every event into it:
 //
 //   - a task replaces the snapshot, except for what the snapshot knows that
 //     the task cannot have known yet: a task from another source (an
@@ -28,10 +26,11 @@ import (
 //
 // A task the relay first sees through an update starts as {id, contextId}.
 
-// foldEvent returns the snapshot snap (nil when there is none) with ev
-// folded in.
-func foldEvent(snap []byte, ev Event) ([]byte, error) {
-	obj, err := a2a.EventObject(ev.Payload, ev.Version, ev.Kind)
+// FoldTask returns the task snapshot snap (nil when there is none) with
+// one event folded in: payload, an event of kind in the shape of version
+// from, of task taskID in context contextID.
+func FoldTask(snap, payload []byte, from Version, kind EventKind, taskID, contextID string) ([]byte, error) {
+	obj, err := EventObject(payload, from, kind)
 	if err != nil {
 		return nil, fmt.Errorf("fold the event into the task snapshot: %w", err)
 	}
@@ -43,14 +42,14 @@ func foldEvent(snap []byte, ev Event) ([]byte, error) {
 			return nil, fmt.Errorf("read the task snapshot: %w", err)
 		}
 	}
-	if ev.Kind == a2a.EventTask {
+	if kind == EventTask {
 		return json.Marshal(foldTask(old, obj))
 	}
 	task := old
 	if task == nil {
-		task = map[string]any{"id": ev.TaskID}
-		if ev.ContextID != "" {
-			task["contextId"] = ev.ContextID
+		task = map[string]any{"id": taskID}
+		if contextID != "" {
+			task["contextId"] = contextID
 		}
 	}
 	if _, ok := task["contextId"]; !ok {
@@ -58,8 +57,8 @@ func foldEvent(snap []byte, ev Event) ([]byte, error) {
 			task["contextId"] = c
 		}
 	}
-	switch ev.Kind {
-	case a2a.EventStatusUpdate:
+	switch kind {
+	case EventStatusUpdate:
 		if st, ok := obj["status"]; ok {
 			task["status"] = st
 		}
@@ -71,7 +70,7 @@ func foldEvent(snap []byte, ev Event) ([]byte, error) {
 			maps.Copy(merged, md)
 			task["metadata"] = merged
 		}
-	case a2a.EventArtifactUpdate:
+	case EventArtifactUpdate:
 		if art, ok := obj["artifact"].(map[string]any); ok {
 			appendParts, _ := obj["append"].(bool)
 			task["artifacts"] = foldArtifact(task["artifacts"], art, appendParts)
@@ -109,7 +108,7 @@ func foldTask(old, task map[string]any) map[string]any {
 	if old == nil {
 		return task
 	}
-	if stateOf(old).Terminal() && !stateOf(task).Terminal() {
+	if snapshotState(old).Terminal() && !snapshotState(task).Terminal() {
 		task["status"] = old["status"]
 	}
 	oldArts, _ := old["artifacts"].([]any)
@@ -141,9 +140,9 @@ func partCount(a map[string]any) int {
 	return len(parts)
 }
 
-// stateOf reads a 1.0 snapshot's state.
-func stateOf(task map[string]any) a2a.State {
+// snapshotState reads a 1.0 snapshot's state.
+func snapshotState(task map[string]any) State {
 	st, _ := task["status"].(map[string]any)
 	s, _ := st["state"].(string)
-	return a2a.ParseState(s)
+	return ParseState(s)
 }

@@ -1,4 +1,4 @@
-package gateway
+package serve
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-gateway/a2a-gateway/authz/flow"
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
@@ -22,14 +21,16 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/metrics/lifecycle"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
+	"github.com/a2a-gateway/a2a-gateway/proxy/card"
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
-// pushSources is where the relay's events come from besides the callers'
+// Sources is where the relay's events come from besides the callers'
 // own requests: the upstream subscriber, which follows every task with a
 // push config at its agent, and the native webhook agents push to.
-type pushSources struct {
+type Sources struct {
 	sub     *push.Subscriber
+	configs store.PushConfigs
 	inbound http.Handler
 	orphan  time.Duration
 	log     *slog.Logger
@@ -41,9 +42,10 @@ type pushSources struct {
 // replica to follow it.
 const maxScanInterval = time.Second
 
-// startPushSources starts the subscriber; close stops it. It needs the
-// relay (push.enabled).
-func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy.Gateway, m *metrics.Push, log *slog.Logger) (*pushSources, error) {
+// StartSources starts the subscriber, which publishes through p; Close
+// stops it. observe, when set, sees every event the sources publish, which
+// never passed through the proxy's observers.
+func StartSources(cfg *config.Config, st store.Store, px *proxy.Gateway, p *Relay, tracker push.Acceptor, observe func(context.Context, push.Event), log *slog.Logger) (*Sources, error) {
 	scan := maxScanInterval
 	agents := make([]push.SourceAgent, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
@@ -56,21 +58,21 @@ func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy
 		// A dead holder's tasks are found soon after its lease runs out.
 		scan = min(scan, ps.LeaseTTL.D()/3)
 	}
-	cards := &cardCapabilities{px: px, client: &http.Client{Transport: telemetry.Transport(nil, "fetch card"), Timeout: 10 * time.Second, CheckRedirect: noRedirects}, seen: map[string]cachedCapabilities{}}
+	cards := &cardCapabilities{px: px, client: &http.Client{Transport: telemetry.Transport(nil, "fetch card"), Timeout: 10 * time.Second, CheckRedirect: card.NoRedirects}, seen: map[string]cachedCapabilities{}}
 	sub, err := push.NewSubscriber(push.SubscriberOptions{
-		Relay:        g.Relay(),
+		Relay:        p.relay,
 		Configs:      st.PushConfigs(),
 		Sources:      st.PushSources(),
 		Leases:       st.Lifecycle(),
-		Tracker:      g.tracker,
+		Tracker:      tracker,
 		Upstream:     px,
 		Capabilities: cards.get,
 		Agents:       agents,
 		InboundURL:   cfg.PublicURL + strings.TrimSuffix(push.InboundPath, "/"),
 		Holder:       replicaName(),
 		ScanInterval: scan,
-		Observe:      g.trackAuth(log),
-		Metrics:      sourceMetrics{m},
+		Observe:      observe,
+		Metrics:      sourceMetrics{p.m},
 		Logger:       log,
 	})
 	if err != nil {
@@ -78,10 +80,10 @@ func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy
 	}
 	// What the proxy observes goes through the subscriber, which publishes
 	// it again when the store fails to take it.
-	g.push.sink = sub.Publish
+	p.sink = sub.Publish
 	ctx, cancel := context.WithCancel(context.Background())
-	ps := &pushSources{
-		sub: sub, inbound: sub.Inbound(int64(cfg.Limits.MaxEventBytes)), orphan: cfg.Lifecycle.OrphanAfter.D(),
+	ps := &Sources{
+		sub: sub, configs: st.PushConfigs(), inbound: sub.Inbound(int64(cfg.Limits.MaxEventBytes)), orphan: cfg.Lifecycle.OrphanAfter.D(),
 		log: log, stop: cancel, done: make(chan struct{}),
 	}
 	go func() {
@@ -91,43 +93,30 @@ func (g *Gateway) startPushSources(cfg *config.Config, st store.Store, px *proxy
 	return ps, nil
 }
 
-// close stops following tasks; their leases run out and other replicas
+// Close stops following tasks; their leases run out and other replicas
 // take them over.
-func (ps *pushSources) close() {
+func (ps *Sources) Close() {
 	ps.stop()
 	<-ps.done
 }
 
-// serveInbound serves the native webhook (push.InboundPath) on the public
-// listener and reports whether the request was for it.
-func (g *Gateway) serveInbound(w http.ResponseWriter, r *http.Request) bool {
-	if g.sources == nil || !strings.HasPrefix(r.URL.Path, push.InboundPath) {
-		return false
-	}
-	g.sources.inbound.ServeHTTP(w, r)
-	return true
+// ServeInbound serves the native webhook, the paths under
+// push.InboundPath on the public listener.
+func (ps *Sources) ServeInbound(w http.ResponseWriter, r *http.Request) {
+	ps.inbound.ServeHTTP(w, r)
 }
 
-// followedByPush is the lifecycle tracker's Followed hook: the push
-// sources follow every task with a push config at its agent, so the
-// tracker's sweep need not read those.
-func (g *Gateway) followedByPush(st store.Store) func(ctx context.Context, agent, taskID string) (bool, error) {
-	return func(ctx context.Context, agent, taskID string) (bool, error) {
-		if g.sources == nil {
-			return false, nil
-		}
-		configs, err := st.PushConfigs().List(ctx, agent, taskID)
-		return len(configs) > 0, err
-	}
+// Followed is the lifecycle tracker's Followed hook: the sources follow
+// every task with a push config at its agent, so the tracker's sweep need
+// not read those.
+func (ps *Sources) Followed(ctx context.Context, agent, taskID string) (bool, error) {
+	configs, err := ps.configs.List(ctx, agent, taskID)
+	return len(configs) > 0, err
 }
 
-// onWatchdog is the lifecycle tracker's OnWatchdog hook: the consumers of
+// OnWatchdog is the lifecycle tracker's OnWatchdog hook: the consumers of
 // a watched task hear that it was orphaned or escalated.
-func (g *Gateway) onWatchdog(ctx context.Context, agent, taskID, action string, state a2a.State) {
-	ps := g.sources
-	if ps == nil {
-		return
-	}
+func (ps *Sources) OnWatchdog(ctx context.Context, agent, taskID, action string, state a2a.State) {
 	n := push.WatchdogNotice{Action: action, State: state}
 	if action == lifecycle.WatchdogOrphaned {
 		n.Reason = fmt.Sprintf("the agent reported no activity for %s and the task has not ended", ps.orphan)
@@ -137,24 +126,6 @@ func (g *Gateway) onWatchdog(ctx context.Context, agent, taskID, action string, 
 	}
 	if err := ps.sub.Watchdog(ctx, agent, taskID, n); err != nil {
 		ps.log.Warn("push: watchdog notification not published", "agent", agent, "task_id", taskID, "action", action, "err", err)
-	}
-}
-
-// trackAuth shows the auth flow the events the sources saw, which never
-// passed through the proxy's observers: an agent that asks for a
-// credential in a push or in an upstream stream opens a challenge too.
-func (g *Gateway) trackAuth(log *slog.Logger) func(context.Context, push.Event) {
-	if g.auth == nil {
-		return nil
-	}
-	return func(ctx context.Context, ev push.Event) {
-		err := g.auth.Track(ctx, flow.Event{
-			Agent: ev.Agent, TaskID: ev.TaskID, ContextID: ev.ContextID,
-			Version: ev.Version, Kind: ev.Kind, State: ev.State, Result: ev.Payload,
-		})
-		if err != nil {
-			log.Warn("auth flow: task event from a push source not applied", "agent", ev.Agent, "task_id", ev.TaskID, "state", ev.State.String(), "err", err)
-		}
 	}
 }
 

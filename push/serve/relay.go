@@ -1,4 +1,8 @@
-package gateway
+// Package serve runs the push-notification relay inside the gateway: it
+// answers push-config operations from the store, takes configs given with a
+// send, feeds what the proxy observes to the relay, resumes dropped streams
+// from the event log, and follows tasks at their agents (the push sources).
+package serve
 
 import (
 	"context"
@@ -26,9 +30,9 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
-// pushJWKSPath is where the public listener publishes the keys that sign
+// JWKSPath is where the public listener publishes the keys that sign
 // notifications, next to the card-signing JWKS.
-const pushJWKSPath = "/.well-known/a2a-push-jwks.json"
+const JWKSPath = "/.well-known/a2a-push-jwks.json"
 
 // Bounds on the relay's own store and DNS work on a request.
 const (
@@ -40,11 +44,11 @@ const (
 	pushPublishTimeout   = 5 * time.Second
 )
 
-// pushRelay is the push-notification relay as the gateway runs it: the
+// Relay is the push-notification relay as the gateway runs it: the
 // signer, the URL policies, the delivery workers and the relay, plus the
 // stage that answers push-config operations and the observers that feed
 // the relay.
-type pushRelay struct {
+type Relay struct {
 	policies *push.Policies
 	signer   *push.Signer
 	deliver  *push.Deliverer
@@ -54,7 +58,7 @@ type pushRelay struct {
 	// verified remembers webhooks that passed their challenge.
 	verified *push.VerifiedEndpoints
 	// sink publishes what the proxy observes: the subscriber's Publish
-	// (set by startPushSources), which publishes a failed event again.
+	// (set by StartSources), which publishes a failed event again.
 	sink func(context.Context, push.Event) error
 	m    *metrics.Push
 	log  *slog.Logger
@@ -65,9 +69,9 @@ type pushRelay struct {
 	done     chan struct{}
 }
 
-// newPushRelay builds the relay from the push section and starts the
-// delivery workers; close stops them.
-func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog.Logger) (*pushRelay, error) {
+// NewRelay builds the relay from the push section and starts the delivery
+// workers; Close stops them.
+func NewRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog.Logger) (*Relay, error) {
 	o := &cfg.Push
 	signer, err := push.NewSigner(push.SignerOptionsOf(o))
 	if err != nil {
@@ -87,7 +91,7 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 	if err != nil {
 		return nil, err
 	}
-	p := &pushRelay{
+	p := &Relay{
 		policies: push.NewPolicies(def, tenants),
 		signer:   signer,
 		configs:  st.PushConfigs(),
@@ -130,9 +134,9 @@ func newPushRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog
 	return p, nil
 }
 
-// newPushMetrics registers the push metrics, every agent's and reason's
-// series at zero.
-func newPushMetrics(reg prometheus.Registerer, cfg *config.Config) *metrics.Push {
+// NewMetrics registers the push metrics, every agent's and reason's series
+// at zero.
+func NewMetrics(reg prometheus.Registerer, cfg *config.Config) *metrics.Push {
 	agents := make([]string, len(cfg.Agents))
 	for i, a := range cfg.Agents {
 		agents[i] = a.Name
@@ -166,33 +170,27 @@ func webhookSecrets(o *config.PushOptions, env config.Env) (map[string][]byte, e
 	return out, errors.Join(errs...)
 }
 
-// close stops the delivery workers; they hand their endpoints back.
-func (p *pushRelay) close() {
+// Close stops the delivery workers; they hand their endpoints back.
+func (p *Relay) Close() {
 	p.stop()
 	<-p.done
 }
 
-// Relay is the push relay, for the event sources and resumable streams;
-// nil when push.enabled is off.
-func (g *Gateway) Relay() *push.Relay {
-	if g.push == nil {
-		return nil
-	}
-	return g.push.relay
-}
+// Relay is the relay itself, for the auth flow's notices and tests.
+func (p *Relay) Relay() *push.Relay { return p.relay }
 
-// serveJWKS publishes the notification signing keys.
-func (p *pushRelay) serveJWKS(w http.ResponseWriter, r *http.Request) {
-	if p == nil {
-		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("this gateway does not send push notifications"))
-		return
-	}
+// Deliverer is the delivery workers' queue, which the operations console
+// reads and redelivers through.
+func (p *Relay) Deliverer() *push.Deliverer { return p.deliver }
+
+// ServeJWKS publishes the notification signing keys.
+func (p *Relay) ServeJWKS(w http.ResponseWriter, r *http.Request) {
 	p.signer.JWKSHandler().ServeHTTP(w, r)
 }
 
-// adminHandler is the dead-letter API under /admin/push/, behind the ops
+// AdminHandler is the dead-letter API under /admin/push/, behind the ops
 // token.
-func (p *pushRelay) adminHandler() http.Handler {
+func (p *Relay) AdminHandler() http.Handler {
 	api := http.StripPrefix("/admin/push", p.deliver.AdminHandler())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
@@ -210,16 +208,13 @@ func (p *pushRelay) adminHandler() http.Handler {
 	})
 }
 
-// stage sits right after authorization (which checked that the caller owns
+// Stage sits right after authorization (which checked that the caller owns
 // the task a push-config operation names). Unless the agent is configured
 // to receive configs itself, it answers push-config operations from the
 // store, takes a config given inline with a send out of the forwarded body
 // and registers it once the answer names the task, and feeds every event of
 // a stream to the relay.
-func (p *pushRelay) stage(next proxy.Handler) proxy.Handler {
-	if p == nil {
-		return next
-	}
+func (p *Relay) Stage(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		op := s.Op
 		own := !s.Agent.Config().Push.ForwardConfigs
@@ -248,7 +243,7 @@ var errConfigNotFound = a2a.ErrTaskNotFound.WithMessage("push notification confi
 var errLegacyPush = a2a.ErrPushNotSupported.WithMessage("push notifications through this gateway need A2A 0.3 or 1.0")
 
 // serveConfig answers a push-config operation from the store.
-func (p *pushRelay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 	op := s.Op
 	if op.Version == a2a.VLegacy {
 		return errLegacyPush
@@ -324,7 +319,7 @@ func (p *pushRelay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy
 
 // find returns a config; 0.3 may name only the task, meaning its config
 // whose id is the task id, or else its first.
-func (p *pushRelay) find(ctx context.Context, agent, taskID, id string) (store.PushConfig, bool, error) {
+func (p *Relay) find(ctx context.Context, agent, taskID, id string) (store.PushConfig, bool, error) {
 	if id != "" {
 		return p.configs.Get(ctx, agent, taskID, id)
 	}
@@ -351,7 +346,7 @@ func defaultConfigID(v a2a.Version, taskID string) string {
 }
 
 // put stores a config for the caller and says so in the log.
-func (p *pushRelay) put(ctx context.Context, s *proxy.Scope, c store.PushConfig) error {
+func (p *Relay) put(ctx context.Context, s *proxy.Scope, c store.PushConfig) error {
 	created, err := p.configs.Put(ctx, c)
 	if errors.Is(err, store.ErrTooManyPushConfigs) {
 		p.m.ConfigRefusals.WithLabelValues(s.Agent.Name, "too_many").Inc()
@@ -366,7 +361,7 @@ func (p *pushRelay) put(ctx context.Context, s *proxy.Scope, c store.PushConfig)
 }
 
 // storeError answers a store failure: unavailable, details to the log.
-func (p *pushRelay) storeError(s *proxy.Scope, what string, err error) error {
+func (p *Relay) storeError(s *proxy.Scope, what string, err error) error {
 	s.Log().Error("push config could not be "+what+"d", "err", err)
 	return a2a.ErrUnavailable.WithMessage("push notification configs are temporarily unavailable; retry later").WithRetryAfter(time.Second)
 }
@@ -374,7 +369,7 @@ func (p *pushRelay) storeError(s *proxy.Scope, what string, err error) error {
 // checkConfig reads and validates a config a client sent, its webhook URL
 // against the tenant's URL policy. id, when set, is the config id the
 // request names outside the config.
-func (p *pushRelay) checkConfig(ctx context.Context, s *proxy.Scope, raw []byte, id string) (store.PushConfig, error) {
+func (p *Relay) checkConfig(ctx context.Context, s *proxy.Scope, raw []byte, id string) (store.PushConfig, error) {
 	refuse := func(reason string, e *a2a.Error) error {
 		p.m.ConfigRefusals.WithLabelValues(s.Agent.Name, reason).Inc()
 		s.Log().Warn("push config refused", "reason", reason, "detail", e.Message)
@@ -432,7 +427,7 @@ func (p *pushRelay) checkConfig(ctx context.Context, s *proxy.Scope, raw []byte,
 // takeInline validates a config given inline with a send, takes it out of
 // the body the agent receives, and registers it when the answer names the
 // task.
-func (p *pushRelay) takeInline(ctx context.Context, s *proxy.Scope) error {
+func (p *Relay) takeInline(ctx context.Context, s *proxy.Scope) error {
 	if s.Op.Version == a2a.VLegacy {
 		return errLegacyPush
 	}
@@ -454,7 +449,7 @@ func (p *pushRelay) takeInline(ctx context.Context, s *proxy.Scope) error {
 // answer names, before the caller sees the answer, then feeds the answer
 // or every stream event to the relay.
 type inlineConfig struct {
-	p *pushRelay
+	p *Relay
 	c store.PushConfig
 }
 
@@ -484,7 +479,7 @@ func (o *inlineConfig) Observe(ctx context.Context, s *proxy.Scope, ev a2a.Event
 // publish hands one answer or stream event to the relay. A failure is
 // logged, not shown to the caller: the caller's own answer does not depend
 // on it, and the event is published again once the store is back.
-func (p *pushRelay) publish(ctx context.Context, s *proxy.Scope, ev a2a.Event, payload []byte) {
+func (p *Relay) publish(ctx context.Context, s *proxy.Scope, ev a2a.Event, payload []byte) {
 	switch ev.Kind {
 	case a2a.EventTask, a2a.EventStatusUpdate, a2a.EventArtifactUpdate:
 	default:

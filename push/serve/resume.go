@@ -1,4 +1,4 @@
-package gateway
+package serve
 
 import (
 	"bytes"
@@ -42,29 +42,25 @@ import (
 // replayPage is how many logged events one read of the log returns.
 const replayPage = 256
 
-// streamEventID names each relayed stream event by its event-log key.
-func streamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
+// StreamEventID names each relayed stream event by its event-log key.
+func StreamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
 	if result == nil || ev.Kind == a2a.EventError || string(result) == "null" {
 		return ""
 	}
 	return push.EventID(result)
 }
 
-// resumeStreams serves subscriptions that carry Last-Event-ID, after
-// authorization: the caller owns the task, so its log may be read.
-func resumeStreams(relay *push.Relay) proxy.Stage {
-	return func(next proxy.Handler) proxy.Handler {
-		if relay == nil {
-			return next
+// ResumeStreams is the stage that serves subscriptions that carry
+// Last-Event-ID, after authorization: the caller owns the task, so its log
+// may be read.
+func (p *Relay) ResumeStreams(next proxy.Handler) proxy.Handler {
+	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+		last := r.Header.Get(a2a.LastEventIDHeader)
+		if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
+			return next(w, r, s)
 		}
-		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
-			last := r.Header.Get(a2a.LastEventIDHeader)
-			if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
-				return next(w, r, s)
-			}
-			rs := &resumption{relay: relay, s: s, last: last, sent: map[string]bool{}}
-			return rs.serve(w, r, next)
-		}
+		rs := &resumption{relay: p.relay, s: s, last: last, sent: map[string]bool{}}
+		return rs.serve(w, r, next)
 	}
 }
 
@@ -111,8 +107,9 @@ func (rs *resumption) serve(w http.ResponseWriter, r *http.Request, next proxy.H
 		return nil
 	}
 	live := &resumedWriter{w: w, header: http.Header{}}
+	s.AddObserver(proxy.ObserverFunc(live.observe))
 	err = next(live, r, s)
-	if err == nil && !live.streaming {
+	if err == nil && !live.carried() {
 		s.Log().Info("stream resume: the agent did not stream the task on; the stream ends after the replayed events", "task_id", s.Op.TaskID)
 	}
 	return err
@@ -174,8 +171,8 @@ func (rs *resumption) replay(ctx context.Context, w io.Writer, page []store.Logg
 // write sends one logged event framed for the caller, noting whether it
 // ends the task.
 func (rs *resumption) write(w io.Writer, ev store.LoggedEvent) error {
-	parsed, perr := a2a.ParseResult(ev.Payload)
-	body := rs.render(ev.Payload, parsed.Kind)
+	parsed, shape, perr := a2a.ParseResultShape(ev.Payload)
+	body := rs.render(ev.Payload, parsed.Kind, shape)
 	if rs.s.Op.Binding == a2a.BindingJSONRPC {
 		body = a2a.RPCResult(rs.s.Op.RPCID, body)
 	}
@@ -190,10 +187,10 @@ func (rs *resumption) write(w io.Writer, ev store.LoggedEvent) error {
 // 1.0 a StreamResponse, 0.3 over JSON-RPC a kind-tagged object. Anything
 // else (0.3 HTTP+JSON, legacy) is sent as logged. Data lines hold one line
 // each, so line breaks between JSON tokens go.
-func (rs *resumption) render(payload []byte, kind a2a.EventKind) []byte {
+func (rs *resumption) render(payload []byte, kind a2a.EventKind, shape a2a.Version) []byte {
 	v := rs.s.Op.Version
 	if v == a2a.V10 || (v == a2a.V03 && rs.s.Op.Binding == a2a.BindingJSONRPC) {
-		if out, err := a2a.ConvertEvent(payload, loggedVersion(payload), kind, v); err == nil {
+		if out, err := a2a.ConvertEvent(payload, shape, kind, v); err == nil {
 			payload = out
 		}
 	}
@@ -206,30 +203,35 @@ func (rs *resumption) render(payload []byte, kind a2a.EventKind) []byte {
 	return payload
 }
 
-// loggedVersion tells the version of a logged payload by its shape: a 0.3
-// JSON-RPC object carries its "kind"; anything else converts as 1.0 does.
-func loggedVersion(payload []byte) a2a.Version {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(payload, &top) == nil {
-		if _, tagged := top["kind"]; tagged {
-			return a2a.V03
-		}
-	}
-	return a2a.V10
-}
-
 // resumedWriter carries the agent's live stream on after replayed events.
 // The status line is out already, so the agent's is dropped; an answer
 // that is not a stream, or a stream that opens with an error (the agent
 // refused the subscription, answered as a refused stream is), is dropped
 // too, and the resumed stream ends cleanly with what was replayed.
+//
+// The first event with data decides. The proxy shows every event it
+// relays to the observers before writing it, so observe hears of it
+// first, as the answer reader read it; anything else written before then,
+// other than a keep-alive, is an error the gateway wrote in the stream.
 type resumedWriter struct {
 	w         http.ResponseWriter
 	header    http.Header
 	streaming bool
-	// opened is set once the first event with data was looked at.
-	opened bool
+	// opened is set once the first event with data was seen; refused when
+	// that event was an error.
+	opened, refused bool
 }
+
+// observe is the resumed request's observer: the first event decides.
+func (rw *resumedWriter) observe(_ context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+	if !rw.opened {
+		rw.opened, rw.refused = true, ev.Kind == a2a.EventError
+	}
+	return nil
+}
+
+// carried reports whether the agent's stream was carried on.
+func (rw *resumedWriter) carried() bool { return rw.streaming && !rw.refused }
 
 func (rw *resumedWriter) Header() http.Header { return rw.header }
 
@@ -239,30 +241,20 @@ func (rw *resumedWriter) WriteHeader(code int) {
 }
 
 func (rw *resumedWriter) Write(b []byte) (int, error) {
-	if rw.streaming && !rw.opened {
-		rw.streaming, rw.opened = opening(b)
+	if rw.streaming && !rw.opened && !keepAlive(b) {
+		rw.opened, rw.refused = true, true
 	}
-	if !rw.streaming {
+	if !rw.carried() {
 		return len(b), nil
 	}
 	return rw.w.Write(b)
 }
 
-// opening looks at what the agent's answer writes until its first event
-// with data: the stream goes on unless that event is an error (an "error"
-// event on HTTP+JSON, a JSON-RPC error response on JSON-RPC); decided
-// reports that such an event was seen. A keep-alive comment before it
-// decides nothing.
-func opening(b []byte) (streaming, decided bool) {
+// keepAlive reports whether b is a keep-alive comment, which decides
+// nothing.
+func keepAlive(b []byte) bool {
 	ev, err := a2a.NewSSEReader(bytes.NewReader(b), len(b)+1).Next()
-	if err != nil || ev.KeepAlive() {
-		return true, false
-	}
-	if ev.Event == "error" {
-		return false, true
-	}
-	_, code, err := a2a.UnwrapRPC(ev.Data)
-	return err != nil || code == 0, true
+	return err == nil && ev.KeepAlive()
 }
 
 // Unwrap lets http.ResponseController reach Flush.

@@ -1,9 +1,12 @@
-package gateway
+// Package serve serves the agents' cards through the gateway: the public
+// card of each agent and the extended card, rewritten to point at the
+// gateway and describe its authentication, and the card-signing JWKS.
+package serve
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,10 +24,10 @@ import (
 // apiKeyHeader is the header machine clients put their API key in.
 const apiKeyHeader = "X-API-Key"
 
-// cardServer re-serves each agent's card, rewritten to point at the
+// Server re-serves each agent's card, rewritten to point at the
 // gateway and to describe the gateway's authentication. Each agent has its
 // own cache because each has its own TTL.
-type cardServer struct {
+type Server struct {
 	caches map[string]*card.Cache
 	signer *card.Signer
 	// jwks publishes the signer's public key (nil without a signer).
@@ -35,16 +38,16 @@ type cardServer struct {
 	security card.Security
 }
 
-// newCardServer builds the card caches and, when configured, loads the
-// card-signing key.
-func newCardServer(cfg *config.Config, log *slog.Logger) (*cardServer, error) {
-	cs := &cardServer{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled, security: gatewaySecurity(cfg.Auth)}
+// New builds the card caches and, when configured, loads the card-signing
+// key.
+func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
+	cs := &Server{caches: make(map[string]*card.Cache, len(cfg.Agents)), push: cfg.Push.Enabled, security: gatewaySecurity(cfg.Auth)}
 	var err error
-	if cs.signer, cs.jwks, err = cardSigner(cfg.CardSigning); err != nil {
+	if cs.signer, cs.jwks, err = LoadSigner(cfg.CardSigning); err != nil {
 		return nil, err
 	}
 	for _, a := range cfg.Agents {
-		cs.caches[a.Name] = card.NewCache(&http.Client{Transport: telemetry.Transport(nil, "fetch card"), CheckRedirect: noRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
+		cs.caches[a.Name] = card.NewCache(&http.Client{Transport: telemetry.Transport(nil, "fetch card"), CheckRedirect: card.NoRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
 	}
 	return cs, nil
 }
@@ -59,8 +62,8 @@ func gatewaySecurity(o authz.Options) card.Security {
 	return card.GatewaySecurity(len(o.Issuers) > 0, header)
 }
 
-// cardSigner loads the card-signing key, if one is configured.
-func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
+// LoadSigner loads the card-signing key, if one is configured, and its JWKS.
+func LoadSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
 	if sc.KeyFile == "" {
 		return nil, nil, nil
 	}
@@ -79,8 +82,8 @@ func cardSigner(sc config.CardSigningOptions) (*card.Signer, []byte, error) {
 	return signer, jwks, nil
 }
 
-// serveJWKS publishes the card-signing public key.
-func (cs *cardServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
+// ServeJWKS publishes the card-signing public key.
+func (cs *Server) ServeJWKS(w http.ResponseWriter, r *http.Request) {
 	if cs.jwks == nil {
 		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("this gateway does not sign cards"))
 		return
@@ -92,7 +95,7 @@ func (cs *cardServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 
 // ServeCard serves the rewritten card, trying the configured card path and
 // then the legacy agent.json.
-func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy.Agent) {
+func (cs *Server) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy.Agent) {
 	base := a.Upstream.String()
 	urls := []string{base + a.Config().CardPath}
 	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
@@ -106,7 +109,7 @@ func (cs *cardServer) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy
 }
 
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
-func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
+func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	o := card.RewriteOptions{
 		UpstreamBase: a.Upstream,
 		PublicBase:   a.PublicBase,
@@ -121,28 +124,25 @@ func (cs *cardServer) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	return o
 }
 
-// rewriteExtendedCard rewrites the extended card like the public one. The
-// extended card is served to authenticated callers only, so it is cached by
-// the caller alone (private) and revalidated with its ETag.
-func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
+// RewriteExtendedCard is the stage that rewrites the extended card like the
+// public one. The extended card is served to authenticated callers only, so
+// it is cached by the caller alone (private) and revalidated with its ETag.
+func (cs *Server) RewriteExtendedCard(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		if s.Op.Method != a2a.MethodExtendedCard {
 			return next(w, r, s)
 		}
-		rec := newRecorder()
+		var raw []byte
+		s.AddObserver(proxy.ObserverFunc(func(context.Context, *proxy.Scope, a2a.Event, []byte) error {
+			raw = s.Result()
+			return nil
+		}))
+		rec := proxy.NewRecorder()
 		if err := next(rec, r, s); err != nil {
 			return err
 		}
-		raw := rec.body.Bytes()
-		if s.Op.Binding == a2a.BindingJSONRPC {
-			res, _, err := a2a.UnwrapRPC(raw)
-			if err != nil || res == nil {
-				rec.copyTo(w) // the agent's error, as it sent it
-				return nil
-			}
-			raw = res
-		} else if rec.status != http.StatusOK {
-			rec.copyTo(w)
+		if raw == nil || rec.Status() != http.StatusOK {
+			rec.CopyTo(w) // the agent's error, as the gateway relayed it
 			return nil
 		}
 		opts := cs.rewriteOptions(s.Agent)
@@ -154,7 +154,7 @@ func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 		}
 		body := rewritten
 		if s.Op.Binding == a2a.BindingJSONRPC {
-			body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.Op.RPCID, "result": json.RawMessage(rewritten)})
+			body = a2a.RPCResult(s.Op.RPCID, rewritten)
 		}
 		sum := sha256.Sum256(body)
 		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
@@ -173,7 +173,3 @@ func (cs *cardServer) rewriteExtendedCard(next proxy.Handler) proxy.Handler {
 		return nil
 	}
 }
-
-// noRedirects keeps card fetches on the configured agent: a redirect could
-// point the gateway at an internal address.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -1,7 +1,8 @@
-package gateway
+// Package list is the pipeline stage that serves ListTasks: it filters the
+// agent's pages to the caller's tasks and pages with tokens of its own.
+package list
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -28,20 +28,21 @@ const (
 	maxPageSize     = 100
 )
 
-// listFilter serves ListTasks with the gateway's own page tokens.
-type listFilter struct {
+// Filter serves ListTasks with the gateway's own page tokens.
+type Filter struct {
 	tokens *pageTokens
 	// maxPages bounds the agent calls one ListTasks may make; the answer is
 	// then a shorter page with a token to continue.
 	maxPages int
 }
 
-func newListFilter(o config.ListTasksOptions) (*listFilter, error) {
+// New builds the filter from the list_tasks section.
+func New(o config.ListTasksOptions) (*Filter, error) {
 	key, err := o.PageTokenKey()
 	if err != nil {
 		return nil, fmt.Errorf("list_tasks.page_token_key_env: %w", err)
 	}
-	return &listFilter{tokens: newPageTokens(key, o.PageTokenTTL.D()), maxPages: o.MaxUpstreamPages}, nil
+	return &Filter{tokens: newPageTokens(key, o.PageTokenTTL.D()), maxPages: o.MaxUpstreamPages}, nil
 }
 
 // owner is whom the scope's page tokens are for. The agent is named by its
@@ -50,48 +51,30 @@ func owner(s *proxy.Scope) pageOwner {
 	return pageOwner{tenant: s.Principal.Tenant, subject: s.Principal.Subject, agent: s.Agent.Name}
 }
 
-// listRequest is a ListTasks call the gateway can re-issue with another
-// page token: the JSON-RPC envelope or the REST query.
+// listRequest is a ListTasks call the gateway re-issues with the agent's
+// page tokens: the JSON-RPC body, into which the paging is spliced, or
+// the REST query.
 type listRequest struct {
 	s        *proxy.Scope
 	r        *http.Request
-	envelope map[string]json.RawMessage
-	params   map[string]json.RawMessage
 	query    url.Values
 	pageSize int
 	cursor   pageCursor
 }
 
-func (f *listFilter) newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
+func (f *Filter) newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, error) {
 	lr := &listRequest{s: s, r: r, pageSize: defaultPageSize}
-	var size, token string
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		if err := json.Unmarshal(s.Body, &lr.envelope); err != nil {
-			return nil, a2a.ErrParse
-		}
-		lr.params = map[string]json.RawMessage{}
-		if p := lr.envelope["params"]; len(p) > 0 && string(p) != "null" {
-			if err := json.Unmarshal(p, &lr.params); err != nil {
-				return nil, a2a.ErrInvalidParams.WithMessage(`"params" must be an object`)
-			}
-		}
-		if v, ok := lr.params["pageSize"]; ok {
-			size = strings.Trim(string(v), `"`)
-		}
-		if v, ok := lr.params["pageToken"]; ok && json.Unmarshal(v, &token) != nil {
-			return nil, a2a.ErrInvalidParams.WithMessage("pageToken must be a string")
-		}
-	} else {
+	if s.Op.Binding == a2a.BindingREST {
 		lr.query = r.URL.Query()
-		size, token = lr.query.Get("pageSize"), lr.query.Get("pageToken")
 	}
-	if size != "" && size != "null" {
+	if size := s.Op.PageSize; size != "" {
 		n, err := strconv.Atoi(size)
 		if err != nil || n < 1 || n > maxPageSize {
 			return nil, a2a.ErrInvalidParams.WithMessage("pageSize must be between 1 and 100")
 		}
 		lr.pageSize = n
 	}
+	token := s.Op.PageToken
 	c, ok := f.tokens.open(token, owner(s), time.Now())
 	if !ok {
 		// Forged, altered, expired or someone else's: one answer for all.
@@ -103,15 +86,22 @@ func (f *listFilter) newListRequest(r *http.Request, s *proxy.Scope) (*listReque
 }
 
 // at returns the request and scope that ask the agent for the page behind
-// its token.
-func (lr *listRequest) at(upstreamToken string) (*http.Request, *proxy.Scope) {
+// its token; page receives what the forwarder read of the answer.
+func (lr *listRequest) at(upstreamToken string, page *listPage) (*http.Request, *proxy.Scope, error) {
 	s := *lr.s
 	r := lr.r
-	if lr.envelope != nil {
-		setOrDelete(lr.params, "pageToken", upstreamToken)
-		lr.params["pageSize"] = json.RawMessage(strconv.Itoa(lr.pageSize))
-		lr.envelope["params"], _ = json.Marshal(lr.params)
-		s.Body, _ = json.Marshal(lr.envelope)
+	if lr.query == nil {
+		body := a2a.DeleteRPCParam(s.Body, "pageToken")
+		var err error
+		if upstreamToken != "" {
+			token, _ := json.Marshal(upstreamToken)
+			if body, err = a2a.SetRPCParam(body, "pageToken", token); err != nil {
+				return nil, nil, err
+			}
+		}
+		if s.Body, err = a2a.SetRPCParam(body, "pageSize", []byte(strconv.Itoa(lr.pageSize))); err != nil {
+			return nil, nil, err
+		}
 	} else {
 		q := url.Values{}
 		for k, v := range lr.query {
@@ -125,27 +115,27 @@ func (lr *listRequest) at(upstreamToken string) (*http.Request, *proxy.Scope) {
 		r = lr.r.Clone(lr.r.Context())
 		r.URL.RawQuery = q.Encode()
 	}
-	return r, &s
+	s.AddObserver(proxy.ObserverFunc(func(_ context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+		if ev.Kind != a2a.EventError {
+			*page = listPage{read: true, Tasks: ev.Listed, NextPageToken: ev.NextPageToken}
+		}
+		return nil
+	}))
+	return r, &s, nil
 }
 
-func setOrDelete(m map[string]json.RawMessage, k, v string) {
-	if v == "" {
-		delete(m, k)
-		return
-	}
-	m[k], _ = json.Marshal(v)
-}
-
-// listPage is the part of a ListTasks result the gateway reads: the tasks,
-// with their ids and the tasks they reference.
+// listPage is what the forwarder read of one of the agent's pages: the
+// tasks, with their ids and the tasks they reference. read is false for an
+// answer that is not a page (an error).
 type listPage struct {
+	read          bool
 	Tasks         []a2a.ListedTask
 	NextPageToken string
 }
 
-// stage serves ListTasks: it asks the agent for pages, keeps the caller's
+// Stage serves ListTasks: it asks the agent for pages, keeps the caller's
 // tasks and writes one page in the agent's format.
-func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
+func (f *Filter) Stage(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		if s.Op.Method != a2a.MethodListTasks {
 			return next(w, r, s)
@@ -163,25 +153,25 @@ func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
 				complete = false
 				break
 			}
-			rr, ss := lr.at(cur.Upstream)
-			rec := newRecorder()
+			var page listPage
+			rr, ss, err := lr.at(cur.Upstream, &page)
+			if err != nil {
+				return a2a.ErrInvalidRequest.WithMessage("the ListTasks request could not be paged")
+			}
+			rec := proxy.NewRecorder()
 			if err := next(rec, rr, ss); err != nil {
 				return err
 			}
-			page, ok, err := readListPage(s, rec)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				// An error or something unexpected: the caller sees it as the agent sent it.
-				rec.copyTo(w)
+			if !page.read || rec.Status() != http.StatusOK {
+				// An error: the caller sees it as the gateway relayed it.
+				rec.CopyTo(w)
 				return nil
 			}
 			if len(page.NextPageToken) > maxUpstreamToken {
 				s.Log().Warn("agent page token over the size limit", "limit_bytes", maxUpstreamToken)
 				return a2a.ErrInvalidAgentResponse.WithMessage("the agent's page token is too long")
 			}
-			header = rec.header
+			header = rec.Header()
 			skip := min(cur.Skip, len(page.Tasks))
 			tasks := page.Tasks[skip:]
 			owned, err := ownedListed(r.Context(), s, tasks)
@@ -209,30 +199,6 @@ func (f *listFilter) stage(next proxy.Handler) proxy.Handler {
 		}
 		return f.writeListPage(w, s, header, kept, cur, false)
 	}
-}
-
-// readListPage reads the agent's page; ok is false for an answer that is
-// not a page (an error), which the caller sees as the gateway relayed it. A
-// page whose tasks cannot all be read unambiguously is refused: a task the
-// gateway could not read is a task it could not filter.
-func readListPage(s *proxy.Scope, rec *recorder) (page listPage, ok bool, err error) {
-	if rec.status != http.StatusOK {
-		return page, false, nil
-	}
-	body := rec.body.Bytes()
-	if s.Op.Binding == a2a.BindingJSONRPC {
-		res, _, err := a2a.UnwrapRPC(body)
-		if err != nil || res == nil {
-			return page, false, nil
-		}
-		body = res
-	}
-	tasks, next, err := a2a.ReadListTasks(s.Op, body)
-	if err != nil {
-		s.Log().Warn("agent ListTasks answer refused", "err", err)
-		return page, false, a2a.ErrInvalidAgentResponse
-	}
-	return listPage{Tasks: tasks, NextPageToken: next}, true, nil
 }
 
 // ownedListed reports which listed tasks the caller may see: its own tasks
@@ -263,7 +229,7 @@ func ownedListed(ctx context.Context, s *proxy.Scope, tasks []a2a.ListedTask) ([
 
 // writeListPage writes the filtered page. totalSize is given only when it
 // is exact: every matching task fitted in this one page.
-func (f *listFilter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Header, tasks []json.RawMessage, next pageCursor, exact bool) error {
+func (f *Filter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Header, tasks []json.RawMessage, next pageCursor, exact bool) error {
 	if tasks == nil {
 		tasks = []json.RawMessage{}
 	}
@@ -276,11 +242,12 @@ func (f *listFilter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http
 	if exact {
 		result["totalSize"] = len(tasks)
 	}
-	var body []byte
+	body, err := json.Marshal(result)
+	if err != nil {
+		return fmt.Errorf("encode the ListTasks page: %w", err)
+	}
 	if s.Op.Binding == a2a.BindingJSONRPC {
-		body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.Op.RPCID, "result": result})
-	} else {
-		body, _ = json.Marshal(result)
+		body = a2a.RPCResult(s.Op.RPCID, body)
 	}
 	if ct := h.Get("Content-Type"); ct != "" {
 		w.Header().Set("Content-Type", ct)
@@ -291,35 +258,4 @@ func (f *listFilter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	return nil
-}
-
-// recorder captures a non-streaming answer so the gateway can read it
-// before deciding what the caller sees.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-}
-
-func (r *recorder) copyTo(w http.ResponseWriter) {
-	for k, v := range r.header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(r.status)
-	_, _ = w.Write(r.body.Bytes())
 }
