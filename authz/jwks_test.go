@@ -436,3 +436,11 @@ func edit(j jose.JWK, f func(j *jose.JWK)) jose.JWK {
 	f(&j)
 	return j
 }
+
+// len is the number of keys held.
+func (s *keySet) len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.all)
+}

@@ -171,13 +171,6 @@ func (s *keySet) candidates(dst []jwt.VerificationKey, kid, alg string) []jwt.Ve
 	return dst
 }
 
-func (s *keySet) len() int {
-	if s == nil {
-		return 0
-	}
-	return len(s.all)
-}
-
 // loadKeyFile reads a static key file: PEM (PKIX public keys, PKCS#1 RSA
 // public keys, certificates) or JSON (one JWK or a JWKS). PEM carries no key
 // id, so such keys, and JWKs without a "kid", take the file's base name

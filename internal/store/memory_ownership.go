@@ -119,10 +119,3 @@ func (m *memOwnership) remove(el *list.Element) {
 	rec := m.order.Remove(el).(*memOwnRecord)
 	delete(m.byRef, rec.ref)
 }
-
-// len is the number of records held, expired or not.
-func (m *memOwnership) len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.order.Len()
-}

@@ -97,3 +97,10 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Fatalf("the defaults do not validate: %v", err)
 	}
 }
+
+// len is the number of records held, expired or not.
+func (m *memOwnership) len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.order.Len()
+}

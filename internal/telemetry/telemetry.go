@@ -49,9 +49,6 @@ type Tracing struct {
 	sdk      *sdktrace.TracerProvider
 }
 
-// Enabled reports whether spans are recorded and exported.
-func (t *Tracing) Enabled() bool { return t.sdk != nil }
-
 // Install makes t the process-wide provider and propagator, which the
 // HTTP and Redis instrumentation use.
 func (t *Tracing) Install() {

@@ -177,13 +177,3 @@ func Names(spans []Span) []string {
 	}
 	return out
 }
-
-// Find returns the first span named name.
-func Find(spans []Span, name string) (Span, bool) {
-	for _, s := range spans {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return Span{}, false
-}
