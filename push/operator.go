@@ -2,7 +2,6 @@ package push
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"sort"
 	"strings"
@@ -75,16 +74,9 @@ func (d *Deliverer) Redeliver(ctx context.Context, endpoint, id string) error {
 	return nil
 }
 
-// ErrNoDiscard means the delivery store cannot discard dead letters.
-var ErrNoDiscard = errors.New("push: the delivery store cannot discard dead letters")
-
 // Discard deletes a dead letter for good; it reports whether there was one.
 func (d *Deliverer) Discard(ctx context.Context, endpoint, id string) (bool, error) {
-	dd, ok := d.st.(store.DeadLetterDiscarder)
-	if !ok {
-		return false, ErrNoDiscard
-	}
-	found, err := dd.DiscardDeadLetter(ctx, endpoint, id)
+	found, err := d.st.DiscardDeadLetter(ctx, endpoint, id)
 	if err == nil && found {
 		d.log.Info("push: dead letter discarded", "endpoint", endpoint, "id", id)
 	}

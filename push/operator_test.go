@@ -23,7 +23,7 @@ func TestOperatorViewOfDeliveries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			t.Cleanup(func() { _ = st.Close() })
-			attempts, _, _ := store.OperatorConcerns(st)
+			attempts, _ := store.OperatorConcerns(st)
 			var mu sync.Mutex
 			healthy := false
 			rcv := newTestReceiver(t, func(_, _ string, _ int) (int, http.Header) {

@@ -129,7 +129,7 @@ func newFixture(t *testing.T, st store.Store, opts ...fixtureOption) *fixture {
 	f := &fixture{t: t, st: st, audit: &bytes.Buffer{}}
 	f.life = &countingLifecycle{Lifecycle: st.Lifecycle(), t: t}
 	f.tasks = &fakeTasks{st: st.Lifecycle()}
-	attempts, _, ok := store.OperatorConcerns(st)
+	attempts, ok := store.OperatorConcerns(st)
 	if !ok {
 		t.Fatal("not a store of package store")
 	}

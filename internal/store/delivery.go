@@ -121,6 +121,9 @@ type DeliveryStore interface {
 	// with a fresh attempt log, and re-enables the endpoint if it was
 	// disabled. It fails with ErrNotFound when there is no such dead letter.
 	Redeliver(ctx context.Context, endpoint, id string) error
+	// DiscardDeadLetter deletes one dead letter an operator gave up on; it
+	// reports whether there was one.
+	DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error)
 	// DisableEndpoint marks the endpoint disabled for DisabledEndpointTTL,
 	// so Enqueue refuses it, and moves every delivery still queued to the
 	// dead letters with reason. It returns how many it moved.
@@ -542,6 +545,13 @@ func (c checkedDelivery) Redeliver(ctx context.Context, endpoint, id string) err
 		return err
 	}
 	return c.b.Redeliver(ctx, endpoint, id)
+}
+
+func (c checkedDelivery) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+		return false, err
+	}
+	return c.b.DiscardDeadLetter(ctx, endpoint, id)
 }
 
 func (c checkedDelivery) DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error) {

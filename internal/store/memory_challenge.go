@@ -286,7 +286,9 @@ func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limi
 		if k.agent != agent {
 			continue
 		}
-		if rec := m.get(k, now); rec != nil && !now.Before(rec.c.Expires) {
+		// Not get(k, now): now is how far ahead to look, not the clock,
+		// so retention is left to the sweep.
+		if rec := m.get(k, time.Time{}); rec != nil && !now.Before(rec.c.Expires) {
 			due = append(due, rec.c)
 		}
 	}

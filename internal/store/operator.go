@@ -26,13 +26,6 @@ type DeliveryLog interface {
 	List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error)
 }
 
-// DeadLetterDiscarder removes dead letters an operator gave up on.
-type DeadLetterDiscarder interface {
-	// DiscardDeadLetter deletes one dead letter; it reports whether there
-	// was one.
-	DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error)
-}
-
 // Limits and retention of the delivery log.
 const (
 	// MaxTaskAttempts bounds one task's delivery log.
@@ -42,21 +35,21 @@ const (
 	TaskAttemptRetention = 7 * 24 * time.Hour
 )
 
-// OperatorConcerns returns the delivery log and the dead-letter discarder
+// OperatorConcerns returns the delivery log
 // of a store this package opened, and false for any other Store. Call it
 // once per store and share what it returns: the embedded store's log lives
 // in the value returned.
-func OperatorConcerns(s Store) (DeliveryLog, DeadLetterDiscarder, bool) {
+func OperatorConcerns(s Store) (DeliveryLog, bool) {
 	switch s := s.(type) {
 	case *memoryStore:
-		return checkedDeliveryLog{&s.gate, newMemDeliveryLog(s.delivery.max)}, checkedDiscarder{&s.gate, s.delivery}, true
+		return checkedDeliveryLog{&s.gate, newMemDeliveryLog(s.delivery.max)}, true
 	case *redisStore:
-		return checkedDeliveryLog{s.conn.gate, &redisDeliveryLog{conn: s.conn}}, checkedDiscarder{s.conn.gate, s.delivery}, true
+		return checkedDeliveryLog{s.conn.gate, &redisDeliveryLog{conn: s.conn}}, true
 	}
-	return nil, nil, false
+	return nil, false
 }
 
-// checkedDeliveryLog and checkedDiscarder refuse every call once the store
+// checkedDeliveryLog refuses every call once the store
 // is closed and check the arguments before either back end sees them, as
 // the other concerns' checked wrappers do.
 type checkedDeliveryLog struct {
@@ -76,18 +69,6 @@ func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]T
 		return nil, err
 	}
 	return c.b.List(ctx, agent, taskID)
-}
-
-type checkedDiscarder struct {
-	gate *gate
-	b    DeadLetterDiscarder
-}
-
-func (c checkedDiscarder) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
-		return false, err
-	}
-	return c.b.DiscardDeadLetter(ctx, endpoint, id)
 }
 
 func checkTaskAttempt(agent, taskID string, a *TaskAttempt) error {

@@ -110,7 +110,7 @@ func NewRelay(cfg *config.Config, st store.Store, m *metrics.Push, log *slog.Log
 	do := push.DeliveryOptionsOf(o)
 	// The worker must not block: the config is deleted on the side.
 	do.OnDisabled = func(ep string) { go p.relay.EndpointDisabled(ep) }
-	do.Log, _, _ = store.OperatorConcerns(st)
+	do.Log, _ = store.OperatorConcerns(st)
 	p.deliver = push.NewDeliverer(st.Delivery(), p.policies.Sender(signer, do.Timeout), do, m, log)
 	p.relay, err = push.NewRelay(push.RelayOptions{
 		Configs:  st.PushConfigs(),

@@ -29,6 +29,7 @@ func RunChallenges(t *testing.T, newStore NewStore) {
 		{"ConcurrentUseHandsOutOnce", testChallengeConcurrentUse},
 		{"CredentialLifetime", testChallengeCredentialLifetime},
 		{"ExpiryAndDue", testChallengeExpiry},
+		{"DueLooksAheadWithoutDropping", testChallengeDueAhead},
 		{"Close", testChallengeClose},
 		{"OAuthStateIsSingleUse", testChallengeOAuth},
 		{"TasksAndAgentsAreSeparate", testChallengeSeparation},
@@ -310,6 +311,22 @@ func testChallengeExpiry(t *testing.T, h harness) {
 	// The record stays readable, so answers can say it expired.
 	if got, ok, err := s.Challenges().Get(ctx, early.ID); err != nil || !ok || got.Status != store.ChallengeExpired {
 		t.Fatalf("Get of an expired challenge: %+v %v %v", got, ok, err)
+	}
+}
+
+// Due's time is how far ahead to look: a listing far past the records'
+// retention drops none of them.
+func testChallengeDueAhead(t *testing.T, h harness) {
+	s := h.open(t, time.Hour)
+	ctx := context60(t)
+	now := time.Now()
+	c := openChallenge(t, s, challengeAt("t1", now))
+	due, err := s.Challenges().Due(ctx, "cal", now.Add(365*24*time.Hour), 10)
+	if err != nil || len(due) != 1 || due[0].ID != c.ID {
+		t.Fatalf("Due a year ahead: %v %v", due, err)
+	}
+	if got, ok, err := s.Challenges().Current(ctx, "cal", "t1"); err != nil || !ok || got.ID != c.ID {
+		t.Fatalf("Current after looking ahead: %+v %v %v", got, ok, err)
 	}
 }
 

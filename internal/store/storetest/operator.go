@@ -11,13 +11,13 @@ import (
 )
 
 // RunOperator runs the conformance cases of the concerns OperatorConcerns
-// returns: the per-task delivery log and the dead-letter discard.
+// returns, the per-task delivery log, and the delivery store's dead-letter discard.
 func RunOperator(t *testing.T, newStore NewStore) {
 	t.Helper()
 	h := harness{newStore: newStore}
 	t.Run("DeliveryLogKeepsEachTasksNewestAttempts", func(t *testing.T) {
 		s := h.open(t, time.Hour)
-		dl, _, ok := store.OperatorConcerns(s)
+		dl, ok := store.OperatorConcerns(s)
 		if !ok {
 			t.Fatal("OperatorConcerns: not a store of package store")
 		}
@@ -59,7 +59,6 @@ func RunOperator(t *testing.T, newStore NewStore) {
 	})
 	t.Run("DiscardRemovesOneDeadLetter", func(t *testing.T) {
 		s := h.open(t, time.Hour)
-		_, discard, _ := store.OperatorConcerns(s)
 		ctx := context60(t)
 		q := s.Delivery()
 		for _, id := range []string{"a", "b"} {
@@ -70,10 +69,10 @@ func RunOperator(t *testing.T, newStore NewStore) {
 				t.Fatal(err)
 			}
 		}
-		if ok, err := discard.DiscardDeadLetter(ctx, "ep", "a"); err != nil || !ok {
+		if ok, err := q.DiscardDeadLetter(ctx, "ep", "a"); err != nil || !ok {
 			t.Fatalf("DiscardDeadLetter(a) = %v, %v; want true", ok, err)
 		}
-		if ok, err := discard.DiscardDeadLetter(ctx, "ep", "a"); err != nil || ok {
+		if ok, err := q.DiscardDeadLetter(ctx, "ep", "a"); err != nil || ok {
 			t.Fatalf("DiscardDeadLetter(a) again = %v, %v; want false", ok, err)
 		}
 		if _, ok, err := q.GetDeadLetter(ctx, "ep", "a"); err != nil || ok {
