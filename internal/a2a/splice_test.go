@@ -1,8 +1,11 @@
 package a2a
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -92,6 +95,112 @@ func TestClassifyRefusesAmbiguousMessageMetadata(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":` + msg + `}}`
 		if _, e := ClassifyRPC([]byte(body), V10, true); e == nil || e.Code != ErrInvalidParams.Code {
 			t.Errorf("%s: %v", msg, e)
+		}
+	}
+}
+
+// FuzzSplice: on any JSON-RPC body the classifier could accept (valid,
+// strict JSON, an object whose members and params' members are unique
+// in any letter case), setting and then deleting a param yields strict
+// JSON in which every other member keeps its exact bytes.
+func FuzzSplice(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"GetTask"}`,
+		`{ "params" : { "tenant" : "a" , "x":"a<b\u003c" } }`,
+		`{"params":{},"id":"\u0031"}`,
+		`{"params":[1]}`,
+		"{\"method\":\"x\"\n}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		top, ok := uniqueMembers(body)
+		if !ok || otherSpelling(top, "params") {
+			return
+		}
+		params, hasParams := top["params"]
+		var inner map[string]json.RawMessage
+		if hasParams && string(params) != "null" {
+			if inner, ok = uniqueMembers(params); ok && otherSpelling(inner, "tenant") {
+				return
+			}
+			if !ok {
+				if _, err := SetRPCParam(body, "tenant", []byte(`"t<1>"`)); err == nil && bytes.TrimSpace(params)[0] != '{' {
+					t.Fatalf("spliced into params that are not an object: %s", body)
+				}
+				return
+			}
+		}
+		got, err := SetRPCParam(body, "tenant", []byte(`"t<1>"`))
+		if err != nil {
+			t.Fatalf("SetRPCParam(%s): %v", body, err)
+		}
+		gotTop, ok := uniqueMembers(got)
+		if !ok || checkJSON(got) != nil {
+			t.Fatalf("SetRPCParam(%s) = %s: not strict JSON", body, got)
+		}
+		gotParams, _ := uniqueMembers(gotTop["params"])
+		if string(gotParams["tenant"]) != `"t<1>"` {
+			t.Fatalf("SetRPCParam(%s) = %s: tenant not set", body, got)
+		}
+		sameExcept(t, top, gotTop, "params")
+		sameExcept(t, inner, gotParams, "tenant")
+		back := DeleteRPCParam(got, "tenant")
+		backTop, ok := uniqueMembers(back)
+		if !ok || checkJSON(back) != nil {
+			t.Fatalf("DeleteRPCParam(%s) = %s: not strict JSON", got, back)
+		}
+		backParams, _ := uniqueMembers(backTop["params"])
+		if _, still := backParams["tenant"]; still {
+			t.Fatalf("DeleteRPCParam(%s) = %s: tenant still there", got, back)
+		}
+		sameExcept(t, top, backTop, "params")
+		sameExcept(t, inner, backParams, "tenant")
+	})
+}
+
+// uniqueMembers decodes a strict JSON object whose member names are unique
+// in any letter case, as the classifier requires; ok is false otherwise.
+func uniqueMembers(b []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if checkJSON(b) != nil || json.Unmarshal(b, &m) != nil || m == nil {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for k := range m {
+		if seen[strings.ToLower(k)] {
+			return nil, false
+		}
+		seen[strings.ToLower(k)] = true
+	}
+	return m, true
+}
+
+// otherSpelling reports a member named name in another letter case, which
+// the classifier refuses.
+func otherSpelling(m map[string]json.RawMessage, name string) bool {
+	for k := range m {
+		if k != name && strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameExcept fails unless want and got hold the same members with the same
+// bytes, skip aside.
+func sameExcept(t *testing.T, want, got map[string]json.RawMessage, skip string) {
+	t.Helper()
+	for k, v := range want {
+		if k != skip && !bytes.Equal(got[k], v) {
+			t.Fatalf("member %q: got %s, want %s", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok && k != skip {
+			t.Fatalf("member %q appeared", k)
 		}
 	}
 }
