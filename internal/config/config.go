@@ -133,6 +133,11 @@ type Limits struct {
 	// larger one gets HEADERS_TOO_LARGE (431), or 401 when the credential is
 	// what makes it too large. Default 64 KiB.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// MaxCardBytes bounds an agent card the gateway fetches, to rewrite it
+	// or to read the agent's capabilities. Default 1 MiB.
+	MaxCardBytes int64 `yaml:"max_card_bytes"`
+	// CardFetchTimeout bounds one fetch of an agent card. Default 10s.
+	CardFetchTimeout duration.Duration `yaml:"card_fetch_timeout"`
 }
 
 // ShutdownOptions bounds graceful termination.
@@ -310,6 +315,12 @@ func (c *Config) ApplyDefaults() {
 	if c.Limits.MaxHeaderBytes == 0 {
 		c.Limits.MaxHeaderBytes = 64 << 10
 	}
+	if c.Limits.MaxCardBytes == 0 {
+		c.Limits.MaxCardBytes = 1 << 20
+	}
+	if c.Limits.CardFetchTimeout == 0 {
+		c.Limits.CardFetchTimeout = duration.Duration(10 * time.Second)
+	}
 	if c.Shutdown.Timeout == 0 {
 		c.Shutdown.Timeout = duration.Duration(30 * time.Second)
 	}
@@ -394,6 +405,12 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	if c.Limits.MaxHeaderBytes < 4<<10 || c.Limits.MaxHeaderBytes > 1<<20 {
 		add("limits.max_header_bytes", "must be between 4096 and 1048576")
+	}
+	if c.Limits.MaxCardBytes < 4<<10 || c.Limits.MaxCardBytes > 16<<20 {
+		add("limits.max_card_bytes", "must be between 4096 and 16777216")
+	}
+	if d := c.Limits.CardFetchTimeout.D(); d < 100*time.Millisecond || d > 5*time.Minute {
+		add("limits.card_fetch_timeout", "must be between 100ms and 5m")
 	}
 	for i, is := range c.Auth.Issuers {
 		// A token the header limit refuses could never reach its issuer.

@@ -47,7 +47,7 @@ func BenchmarkServeCardHit(b *testing.B) {
 	}
 	up := httptest.NewServer(serveBytes(raw))
 	defer up.Close()
-	c := NewCache(up.Client(), 0, nil)
+	c := NewCache(up.Client(), 0, testMaxCardBytes, testFetchTimeout, nil)
 	o := RewriteOptions{UpstreamBase: mustURLB(b, "http://georoute.internal:8080/a2a"), PublicBase: testPublic, Security: GatewaySecurity(true, "")}
 	urls := []string{up.URL + "/.well-known/agent-card.json"}
 	req := httptest.NewRequest(http.MethodGet, "/agents/geo/.well-known/agent-card.json", nil)

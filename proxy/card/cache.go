@@ -16,13 +16,8 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 )
 
-// The card cache's limits. Only the TTL is set per agent (card_ttl); the
-// others hold for every agent.
-const (
-	DefaultTTL          = 300 * time.Second
-	DefaultMaxCardBytes = 1 << 20
-	DefaultFetchTimeout = 10 * time.Second
-)
+// DefaultTTL is how long a card stays fresh when no card_ttl is given.
+const DefaultTTL = 300 * time.Second
 
 // maxErrorBackoff caps how long a stale card is served before the next
 // refresh attempt, so a failing agent is not asked on every request.
@@ -37,9 +32,9 @@ type Cache struct {
 	client *http.Client
 	ttl    time.Duration
 	log    *slog.Logger
-	// maxBytes bounds an upstream card (DefaultMaxCardBytes); fetchTimeout
-	// bounds a fetch whose request has no earlier deadline
-	// (DefaultFetchTimeout); now decides freshness. Tests change them.
+	// maxBytes bounds an upstream card; fetchTimeout bounds a fetch whose
+	// request has no earlier deadline; now decides freshness, and tests
+	// change it.
 	maxBytes     int64
 	fetchTimeout time.Duration
 	now          func() time.Time
@@ -72,8 +67,10 @@ type flight struct {
 }
 
 // NewCache returns a cache that fetches with client (nil: a default client)
-// and keeps cards fresh for ttl (0: DefaultTTL).
-func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger) *Cache {
+// cards of at most maxBytes, each fetch within fetchTimeout (the
+// configuration's limits.max_card_bytes and limits.card_fetch_timeout), and
+// keeps them fresh for ttl (0: DefaultTTL).
+func NewCache(client *http.Client, ttl time.Duration, maxBytes int64, fetchTimeout time.Duration, log *slog.Logger) *Cache {
 	if client == nil {
 		client = &http.Client{}
 	}
@@ -88,8 +85,8 @@ func NewCache(client *http.Client, ttl time.Duration, log *slog.Logger) *Cache {
 		client:       client,
 		ttl:          ttl,
 		log:          log,
-		maxBytes:     DefaultMaxCardBytes,
-		fetchTimeout: DefaultFetchTimeout,
+		maxBytes:     maxBytes,
+		fetchTimeout: fetchTimeout,
 		now:          time.Now,
 		entries:      map[cacheKey]*entry{},
 		flights:      map[cacheKey]*flight{},

@@ -112,7 +112,7 @@ func newGateway(t *testing.T, up *upstream, limits ...func(*Cache)) *gateway {
 	t.Helper()
 	g := &gateway{clock: &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(g.logs, nil))
-	g.cache = NewCache(up.srv.Client(), 0, log)
+	g.cache = NewCache(up.srv.Client(), 0, testMaxCardBytes, testFetchTimeout, log)
 	g.cache.now = g.clock.Now
 	for _, set := range limits {
 		if set != nil {
@@ -375,6 +375,12 @@ func TestServeCardStaleWhileError(t *testing.T) {
 }
 
 func maxCardBytes(n int64) func(*Cache) { return func(c *Cache) { c.maxBytes = n } }
+
+// The limits as the configuration's defaults set them.
+const (
+	testMaxCardBytes = 1 << 20
+	testFetchTimeout = 10 * time.Second
+)
 
 func TestServeCardFailures(t *testing.T) {
 	big := `{"url":"http://agent.invalid/a2a","description":"` + strings.Repeat("x", 4096) + `"}`

@@ -14,7 +14,7 @@ import (
 
 var (
 	// ErrCardTooLarge reports an upstream card larger than the size limit
-	// (DefaultMaxCardBytes).
+	// (limits.max_card_bytes).
 	ErrCardTooLarge = errors.New("agent card exceeds the size limit")
 	// ErrCrossOriginRedirect reports an upstream redirecting the card fetch
 	// to another origin. Following it would let a third-party agent point the

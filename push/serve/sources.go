@@ -58,7 +58,7 @@ func StartSources(cfg *config.Config, st store.Store, px *proxy.Gateway, p *Rela
 		// A dead holder's tasks are found soon after its lease runs out.
 		scan = min(scan, ps.LeaseTTL.D()/3)
 	}
-	cards := &cardCapabilities{px: px, client: &http.Client{Transport: telemetry.Transport(nil, "fetch card"), Timeout: 10 * time.Second, CheckRedirect: card.NoRedirects}, seen: map[string]cachedCapabilities{}}
+	cards := &cardCapabilities{px: px, client: &http.Client{Transport: telemetry.Transport(nil, "fetch card"), Timeout: cfg.Limits.CardFetchTimeout.D(), CheckRedirect: card.NoRedirects}, maxBytes: cfg.Limits.MaxCardBytes, seen: map[string]cachedCapabilities{}}
 	sub, err := push.NewSubscriber(push.SubscriberOptions{
 		Relay:        p.relay,
 		Configs:      st.PushConfigs(),
@@ -163,19 +163,17 @@ func replicaName() string {
 // cardCapabilities reads what each agent's own card says it can do, for
 // push.SourceAuto, and remembers it for the agent's card_ttl.
 type cardCapabilities struct {
-	px     *proxy.Gateway
-	client *http.Client
-	mu     sync.Mutex
-	seen   map[string]cachedCapabilities
+	px       *proxy.Gateway
+	client   *http.Client
+	maxBytes int64 // limits.max_card_bytes
+	mu       sync.Mutex
+	seen     map[string]cachedCapabilities
 }
 
 type cachedCapabilities struct {
 	caps  push.Capabilities
 	until time.Time
 }
-
-// maxCardBytes bounds an agent card read for its capabilities.
-const maxCardBytes = 1 << 20
 
 func (c *cardCapabilities) get(ctx context.Context, agent string) (push.Capabilities, error) {
 	c.mu.Lock()
@@ -197,7 +195,7 @@ func (c *cardCapabilities) get(ctx context.Context, agent string) (push.Capabili
 		return push.Capabilities{}, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes))
 	if err != nil {
 		return push.Capabilities{}, err
 	}

@@ -47,7 +47,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	for _, a := range cfg.Agents {
-		cs.caches[a.Name] = card.NewCache(&http.Client{Transport: telemetry.Transport(nil, "fetch card"), CheckRedirect: card.NoRedirects}, a.CardTTL.D(), log.With("agent", a.Name))
+		cs.caches[a.Name] = card.NewCache(&http.Client{Transport: telemetry.Transport(nil, "fetch card"), CheckRedirect: card.NoRedirects}, a.CardTTL.D(), cfg.Limits.MaxCardBytes, cfg.Limits.CardFetchTimeout.D(), log.With("agent", a.Name))
 	}
 	return cs, nil
 }
