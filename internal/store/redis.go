@@ -163,7 +163,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 
 func (s *redisStore) Kind() string { return KindRedis }
 
-func (s *redisStore) Ownership() Ownership { return s.ownership }
+func (s *redisStore) Ownership() Ownership { return checkedOwnership{s.conn.gate, s.ownership} }
 
 func (s *redisStore) Dedupe() Dedupe { return checkedDedupe{s.conn.gate, s.dedupe} }
 
@@ -175,13 +175,15 @@ func (s *redisStore) Delivery() DeliveryStore { return checkedDelivery{s.conn.ga
 
 func (s *redisStore) PushConfigs() PushConfigs { return checkedPushConfigs{s.conn.gate, s.push} }
 
-func (s *redisStore) EventLog() EventLog { return s.events }
+func (s *redisStore) EventLog() EventLog { return checkedEventLog{s.conn.gate, s.events} }
 
 func (s *redisStore) Challenges() Challenges {
 	return checkedChallenges{s.conn.gate, &redisChallenges{conn: s.conn}}
 }
 
-func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: s.conn} }
+func (s *redisStore) PushSources() PushSources {
+	return checkedPushSources{s.conn.gate, &redisPushSources{conn: s.conn}}
+}
 
 // minRedisMajor is the oldest Redis the store runs on: dedupe claims use
 // SET with both NX and GET, which Redis 7.0 introduced.

@@ -146,13 +146,6 @@ func (l redisEventLog) keys(agent, taskID string) []string {
 }
 
 func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return 0, false, err
-	}
-	at, err := checkAppend(agent, taskID, id, payload, at)
-	if err != nil {
-		return 0, false, err
-	}
 	res, err := l.appendS.Run(ctx, l.conn.client, l.keys(agent, taskID),
 		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds()).Int64Slice()
 	if err != nil {
@@ -165,9 +158,6 @@ func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, pay
 }
 
 func (l redisEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
-	if err := l.conn.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
-		return nil, false, err
-	}
 	res, err := l.after.Run(ctx, l.conn.client, l.keys(agent, taskID)[:2], id, limit).Slice()
 	if err != nil {
 		return nil, false, l.conn.fail("event log after", err)
@@ -214,9 +204,6 @@ func parseLoggedEvent(e any) (LoggedEvent, error) {
 }
 
 func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int64, []byte, bool, error) {
-	if err := l.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
-		return 0, nil, false, err
-	}
 	v, err := l.conn.client.Get(ctx, l.keys(agent, taskID)[2]).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil, false, nil
@@ -233,9 +220,6 @@ func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int6
 }
 
 func (l redisEventLog) SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
-	if err := l.conn.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
-		return false, err
-	}
 	n, err := l.snapsh.Run(ctx, l.conn.client, l.keys(agent, taskID)[2:], seq, snapshot, l.o.Retention.Milliseconds()).Int()
 	if err != nil {
 		return false, l.conn.fail("event log save snapshot", err)
