@@ -66,7 +66,7 @@ type DeadLetter struct {
 //
 // A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
 // takes one; Next reads its head, Attempts the head's log; after a 2xx the
-// worker Acks the head and reads the next; after a failure it records the
+// worker acknowledges the head and reads the next (AckHead); after a failure it records the
 // attempt with its RetryAt and releases the endpoint until then; after the
 // last retry it dead-letters the head and goes on with the next one.
 type DeliveryStore interface {
@@ -83,14 +83,9 @@ type DeliveryStore interface {
 	// not yet acknowledged or dead-lettered, without removing it; false
 	// when the queue is empty.
 	Next(ctx context.Context, endpoint string) (Delivery, bool, error)
-	// Ack removes the delivered head of the queue, and its attempt log. It
-	// fails with ErrNotHead when id is queued but not at the head (order is
-	// strict: only the head is ever delivered); an id that is no longer
-	// queued is ignored, so a repeated Ack is harmless.
-	Ack(ctx context.Context, endpoint, id string) error
 	// DeadLetter moves the head of the queue to the dead letters with the
-	// full attempt log and reason. Like Ack, it refuses an id that is queued
-	// behind the head and ignores one that is gone.
+	// full attempt log and reason. Like AckHead, it refuses an id that is
+	// queued behind the head and ignores one that is gone.
 	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
 	// Attempts returns the attempt log of a queued delivery, oldest first
 	// (the newest MaxDeliveryAttempts); nil for an id not queued.
@@ -155,10 +150,13 @@ type DeliveryStore interface {
 	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
 	// holder has the endpoint.
 	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
-	// AckHead is Ack, then Head: a worker that delivered the head learns
-	// what comes next. When the queue is then empty, holder's lease is
-	// given up as ReleaseEndpoint would ("" keeps it). An id acknowledged
-	// before reads the head as it is.
+	// AckHead removes the delivered head of the queue, and its attempt log,
+	// then reads the new head as Head does: a worker that delivered the head
+	// learns what comes next. It fails with ErrNotHead when id is queued but
+	// not at the head (order is strict: only the head is ever delivered); an
+	// id that is no longer queued is ignored, so a repeated AckHead is
+	// harmless and reads the head as it is. When the queue is then empty,
+	// holder's lease is given up as ReleaseEndpoint would ("" keeps it).
 	AckHead(ctx context.Context, endpoint, id, holder string) (next Delivery, atts []Attempt, found bool, err error)
 }
 
@@ -170,7 +168,7 @@ var (
 	// ErrQueueFull refuses an Enqueue beyond MaxQueueLength, or beyond the
 	// memory store's bounds.
 	ErrQueueFull = errors.New("store: delivery queue is full")
-	// ErrNotHead refuses to Ack or dead-letter a delivery queued behind the
+	// ErrNotHead refuses to acknowledge or dead-letter a delivery queued behind the
 	// head: a worker that sees it has lost its endpoint to another.
 	ErrNotHead = errors.New("store: delivery is not the head of its queue")
 	// ErrNotFound means the delivery or dead letter named does not exist.
@@ -457,13 +455,6 @@ func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, [
 		return Delivery{}, nil, false, err
 	}
 	return c.b.Head(ctx, endpoint)
-}
-
-func (c checkedDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
-		return err
-	}
-	return c.b.Ack(ctx, endpoint, id)
 }
 
 func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {

@@ -39,8 +39,8 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 			return ids
 		}
 		ids = append(ids, d.ID)
-		if err := s.Ack(testContext(t), endpoint, d.ID); err != nil {
-			t.Fatalf("Ack(%q, %q): %v", endpoint, d.ID, err)
+		if _, _, _, err := s.AckHead(testContext(t), endpoint, d.ID, ""); err != nil {
+			t.Fatalf("AckHead(%q, %q): %v", endpoint, d.ID, err)
 		}
 	}
 }
@@ -167,7 +167,7 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Ack(ctx, "ep-0", d.ID); err != nil {
+		if _, _, _, err := s.AckHead(ctx, "ep-0", d.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestDeliveryOutage(t *testing.T) {
 	ops := map[string]func(context.Context) error{
 		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
 		"Next":      func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
-		"Ack":       func(ctx context.Context) error { return s.Ack(ctx, "ep", "a") },
+		"AckHead":   func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", ""); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
 		"Claim":     func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
@@ -284,7 +284,7 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 		mustEnqueue(t, s, delivery("ep", id))
 	}
 	// a delivered: remembered (3 entries); d fills the store.
-	if err := s.Ack(ctx, "ep", "a"); err != nil {
+	if _, _, _, err := s.AckHead(ctx, "ep", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	mustEnqueue(t, s, delivery("ep", "d"))
@@ -337,7 +337,7 @@ func benchDelivery(b *testing.B, s store.Store) {
 		if _, err := q.Attempts(ctx, ep, head.ID); err != nil {
 			b.Fatal(err)
 		}
-		if err := q.Ack(ctx, ep, head.ID); err != nil {
+		if _, _, _, err := q.AckHead(ctx, ep, head.ID, ""); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.ReleaseEndpoint(ctx, ep, "bench", time.Time{}); err != nil {

@@ -275,11 +275,6 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	return d
 }
 
-func (m *memDelivery) Ack(_ context.Context, endpoint, id string) error {
-	_, _, _, err := m.AckHead(context.Background(), endpoint, id, "")
-	return err
-}
-
 func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
 	now := time.Now()
 	m.mu.Lock()

@@ -214,24 +214,10 @@ func newRedisDedupe(conn *redisConn) *redisDedupe {
 	}
 }
 
-// tenantTagged returns <prefix>:<family>:{<tenant>:<id>}: records of one
-// tenant and id share a slot, different ids spread over the cluster.
-func (k keyspace) tenantTagged(family, tenant, id string) string {
-	var b strings.Builder
-	b.Grow(len(k.prefix) + len(family) + len(tenant) + len(id) + 6)
-	b.WriteString(k.prefix)
-	b.WriteByte(':')
-	b.WriteString(family)
-	b.WriteString(":{")
-	writeEscaped(&b, tenant)
-	b.WriteByte(':')
-	writeEscaped(&b, id)
-	b.WriteByte('}')
-	return b.String()
-}
-
+// key returns <prefix>:dd:{<tenant>:<key>}: records of one tenant and key
+// share a slot, different keys spread over the cluster.
 func (r *redisDedupe) key(tenant, key string) string {
-	return r.conn.keys.tenantTagged(dedupeFamily, tenant, key)
+	return r.conn.keys.tagged(dedupeFamily, tenant, key)
 }
 
 func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {

@@ -52,7 +52,7 @@ import (
 // worked on, and see it again should the worker die.
 //
 // Durability: Enqueue returns only after Redis applied the script, and
-// deliveries leave the queue only by Ack, DeadLetter or DisableEndpoint, so
+// deliveries leave the queue only by AckHead, DeadLetter or DisableEndpoint, so
 // "nothing acknowledged is lost" holds exactly as far as Redis keeps what it
 // acknowledged. That needs appendonly yes. With appendfsync always, Redis
 // writes and fsyncs the AOF before it replies, and nothing acknowledged is
@@ -211,17 +211,6 @@ const deliveryEnqueueLua = deliveryPrelude + deliveryEnqueueFn + `
 return enqueue()
 `
 
-// ARGV[6] id, id retention ms.
-const deliveryAckLua = deliveryPrelude + `
-local h = head()
-if not is_head(h, ARGV[6]) then
-  return not_head(ARGV[6])
-end
-removed(h, ARGV[7])
-trim_ids(ARGV[7])
-return 'ok'
-`
-
 // deliveryHeadReply returns the head h with its attempt log, or nil for
 // an empty queue: {entry id, fields, log or nil}.
 const deliveryHeadReply = `
@@ -238,11 +227,11 @@ const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
 return with_attempts(head())
 `
 
-// Ack, then the new head as deliveryHeadLua reads it; an id acknowledged
-// before reads the head as it is. When the queue is empty, the lease of the
-// holder ARGV[8] ("" for none) is given up, as ReleaseEndpoint would (the
-// queue left due and heads when it emptied). ARGV[6] and ARGV[7] as the
-// ack's. Reply: 'nothead', or the head.
+// Removes the head ARGV[6] (id retention ARGV[7] ms), then reads the new
+// head as deliveryHeadLua does; an id acknowledged before reads the head as
+// it is. When the queue is empty, the lease of the holder ARGV[8] ("" for
+// none) is given up, as ReleaseEndpoint would (the queue left due and heads
+// when it emptied). Reply: 'nothead', or the head.
 const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
 local h = head()
 if is_head(h, ARGV[6]) then
@@ -394,9 +383,9 @@ return 1
 `
 
 type redisDelivery struct {
-	conn                                                           *redisConn
-	enqueue, ack, dead, disable, redeliver, record, claim, release *redis.Script
-	head, ackHead, claimHead                                       *redis.Script
+	conn                                                      *redisConn
+	enqueue, dead, disable, redeliver, record, claim, release *redis.Script
+	head, ackHead, claimHead                                  *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -405,7 +394,6 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 	return &redisDelivery{
 		conn:      conn,
 		enqueue:   redis.NewScript(deliveryEnqueueLua),
-		ack:       redis.NewScript(deliveryAckLua),
 		dead:      redis.NewScript(deliveryDeadLetterLua),
 		disable:   redis.NewScript(deliveryDisableLua),
 		redeliver: redis.NewScript(deliveryRedeliverLua),
@@ -505,18 +493,6 @@ func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("queue entry %s is malformed", m.ID)
 	}
 	return Delivery{ID: vals[0], Endpoint: endpoint, TaskID: vals[1], Payload: []byte(vals[3]), Enqueued: unixNanoTime(enq)}, nil
-}
-
-func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	k := r.endpointKeys(endpoint)
-	out, err := r.runOutcome(ctx, "delivery ack", r.ack, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention)), "ok", "gone", "nothead")
-	if err != nil {
-		return err
-	}
-	if out == "nothead" {
-		return fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
-	}
-	return nil
 }
 
 func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {

@@ -87,8 +87,8 @@ func dNext(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery
 
 func dAck(t *testing.T, s store.DeliveryStore, endpoint, id string) {
 	t.Helper()
-	if err := s.Ack(context60(t), endpoint, id); err != nil {
-		t.Fatalf("Ack(%q, %q): %v", endpoint, id, err)
+	if _, _, _, err := s.AckHead(context60(t), endpoint, id, ""); err != nil {
+		t.Fatalf("AckHead(%q, %q): %v", endpoint, id, err)
 	}
 }
 
@@ -273,8 +273,8 @@ func testDeliveryAckOnlyHead(t *testing.T, h harness) {
 		dEnqueue(t, s, dNew("ep", id, i))
 	}
 	for _, id := range []string{"second", "third"} {
-		if err := s.Ack(ctx, "ep", id); !errors.Is(err, store.ErrNotHead) {
-			t.Fatalf("Ack(%q) behind the head: %v, want ErrNotHead", id, err)
+		if _, _, _, err := s.AckHead(ctx, "ep", id, ""); !errors.Is(err, store.ErrNotHead) {
+			t.Fatalf("AckHead(%q) behind the head: %v, want ErrNotHead", id, err)
 		}
 		if err := s.DeadLetter(ctx, "ep", id, "r", nil); !errors.Is(err, store.ErrNotHead) {
 			t.Fatalf("DeadLetter(%q) behind the head: %v, want ErrNotHead", id, err)
@@ -908,7 +908,7 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Claim zero ttl":           func() error { _, err := s.ClaimEndpoint(ctx, "ep", "h", 0); return err }(),
 		"Claim empty holder":       func() error { _, err := s.ClaimEndpoint(ctx, "ep", "", time.Second); return err }(),
 		"Release empty holder":     s.ReleaseEndpoint(ctx, "ep", "", time.Time{}),
-		"Ack empty id":             s.Ack(ctx, "ep", ""),
+		"AckHead empty id":         func() error { _, _, _, err := s.AckHead(ctx, "ep", "", ""); return err }(),
 		"Next long endpoint":       func() error { _, _, err := s.Next(ctx, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
@@ -944,7 +944,6 @@ func testDeliveryClosed(t *testing.T, h harness) {
 	ops := map[string]func(context.Context) error{
 		"Enqueue":       func(ctx context.Context) error { _, err := s.Enqueue(ctx, dNew("ep", "b", 0)); return err },
 		"Next":          func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
-		"Ack":           func(ctx context.Context) error { return s.Ack(ctx, "ep", "a") },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
 		"Attempts":      func(ctx context.Context) error { _, err := s.Attempts(ctx, "ep", "a"); return err },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
