@@ -2,13 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Delivery is one notification waiting in its endpoint's queue. The store
@@ -65,10 +63,11 @@ type DeadLetter struct {
 // (which keeps its order across replicas), and the dead letters.
 //
 // A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
-// takes one; Next reads its head, Attempts the head's log; after a 2xx the
-// worker acknowledges the head and reads the next (AckHead); after a failure it records the
-// attempt with its RetryAt and releases the endpoint until then; after the
-// last retry it dead-letters the head and goes on with the next one.
+// takes one; Head reads its head with the head's attempt log; after a 2xx
+// the worker acknowledges the head and reads the next (AckHead); after a
+// failure it records the attempt with its RetryAt and releases the endpoint
+// until then; after the last retry it dead-letters the head and goes on
+// with the next one.
 type DeliveryStore interface {
 	// Enqueue appends d durably to the end of its endpoint's queue and makes
 	// the endpoint due, unless it is due later already (a retry is
@@ -79,10 +78,6 @@ type DeliveryStore interface {
 	// the endpoint already holds MaxQueueLength deliveries (or the memory
 	// store is full).
 	Enqueue(ctx context.Context, d Delivery) (queued bool, err error)
-	// Next returns the head of the endpoint's queue, the oldest delivery
-	// not yet acknowledged or dead-lettered, without removing it; false
-	// when the queue is empty.
-	Next(ctx context.Context, endpoint string) (Delivery, bool, error)
 	// DeadLetter moves the head of the queue to the dead letters with the
 	// full attempt log and reason. Like AckHead, it refuses an id that is
 	// queued behind the head and ignores one that is gone.
@@ -144,8 +139,9 @@ type DeliveryStore interface {
 	// replica that enqueues to an endpoint nobody delivers then starts
 	// delivering it without a claim of its own. A repeat claims nothing.
 	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
-	// Head is Next and the head's Attempts together; found is false for an
-	// empty queue.
+	// Head returns the head of the endpoint's queue, the oldest delivery
+	// not yet acknowledged or dead-lettered, without removing it, and its
+	// attempt log as Attempts does; found is false for an empty queue.
 	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
 	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
 	// holder has the endpoint.
@@ -370,33 +366,15 @@ func parseDeadMember(m string) (endpoint, id string, err error) {
 	return endpoint, id, nil
 }
 
-// deadCursorVersion starts every cursor, so its format can change without
-// misreading cursors handed out by older gateways.
-const deadCursorVersion = "1|"
-
-func encodeDeadCursor(member string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(deadCursorVersion + member))
-}
-
 // decodeDeadCursor returns the member a page starts after; "" for the first
 // page.
 func decodeDeadCursor(c string) (string, error) {
-	if c == "" {
-		return "", nil
-	}
-	if len(c) > maxDeadLetterCursorBytes {
-		return "", fmt.Errorf("%w: cursor is %d bytes, over the limit of %d", ErrInvalidArgument, len(c), maxDeadLetterCursorBytes)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !utf8.Valid(raw) {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
-	}
-	member, ok := strings.CutPrefix(string(raw), deadCursorVersion)
-	if !ok {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	member, err := decodeCursor(c, maxDeadLetterCursorBytes)
+	if err != nil || member == "" {
+		return member, err
 	}
 	if _, _, err := parseDeadMember(member); err != nil {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+		return "", errMalformedCursor
 	}
 	return member, nil
 }
@@ -406,7 +384,10 @@ func decodeDeadCursor(c string) (string, error) {
 // end, memory or Redis, sees them, so both refuse the same calls.
 type checkedDelivery struct {
 	gate *gate
-	b    DeliveryStore
+	b    interface {
+		DeliveryStore
+		DeadLetterDiscarder
+	}
 }
 
 func (c checkedDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
@@ -441,13 +422,6 @@ func (c checkedDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder st
 		return false, false, Delivery{}, nil, err
 	}
 	return c.b.EnqueueClaim(ctx, d, holder, ttl)
-}
-
-func (c checkedDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
-		return Delivery{}, false, err
-	}
-	return c.b.Next(ctx, endpoint)
 }
 
 func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {

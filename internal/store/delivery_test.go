@@ -31,9 +31,9 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for {
-		d, ok, err := s.Next(testContext(t), endpoint)
+		d, _, ok, err := s.Head(testContext(t), endpoint)
 		if err != nil {
-			t.Fatalf("Next(%q): %v", endpoint, err)
+			t.Fatalf("Head(%q): %v", endpoint, err)
 		}
 		if !ok {
 			return ids
@@ -163,7 +163,7 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	// ep-0: the first 40 delivered; ep-1: its head dead-lettered; ep-2:
 	// its head has attempts.
 	for range 40 {
-		d, _, err := s.Next(ctx, "ep-0")
+		d, _, _, err := s.Head(ctx, "ep-0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +230,7 @@ func TestDeliveryOutage(t *testing.T) {
 	srv.Stop(t)
 	ops := map[string]func(context.Context) error{
 		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
-		"Next":      func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
+		"Head":      func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
 		"AckHead":   func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", ""); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
@@ -267,9 +267,9 @@ func TestDeliveryRedisCorruptEntry(t *testing.T) {
 	if err := client.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"id", "x", "enq", "soon"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := s.Next(ctx, "acme:agent:t1:cfg")
+	_, _, _, err := s.Head(ctx, "acme:agent:t1:cfg")
 	if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), key) {
-		t.Fatalf("Next of a corrupt entry: %v, want an error naming %s", err, key)
+		t.Fatalf("Head of a corrupt entry: %v, want an error naming %s", err, key)
 	}
 }
 
@@ -330,11 +330,8 @@ func benchDelivery(b *testing.B, s store.Store) {
 		if ok, err := q.ClaimEndpoint(ctx, ep, "bench", time.Minute); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		head, _, err := q.Next(ctx, ep)
+		head, _, _, err := q.Head(ctx, ep)
 		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := q.Attempts(ctx, ep, head.ID); err != nil {
 			b.Fatal(err)
 		}
 		if _, _, _, err := q.AckHead(ctx, ep, head.ID, ""); err != nil {

@@ -49,16 +49,16 @@ const (
 func OperatorConcerns(s Store) (DeliveryLog, DeadLetterDiscarder, bool) {
 	switch s := s.(type) {
 	case *memoryStore:
-		return checkedDeliveryLog{&s.gate, newMemDeliveryLog(s.delivery.max)}, checkedDiscarder{&s.gate, s.delivery}, true
+		return checkedDeliveryLog{&s.gate, newMemDeliveryLog(s.delivery.max)}, checkedDelivery{&s.gate, s.delivery}, true
 	case *redisStore:
-		return checkedDeliveryLog{s.conn.gate, &redisDeliveryLog{conn: s.conn}}, checkedDiscarder{s.conn.gate, s.delivery}, true
+		return checkedDeliveryLog{s.conn.gate, &redisDeliveryLog{conn: s.conn}}, checkedDelivery{s.conn.gate, s.delivery}, true
 	}
 	return nil, nil, false
 }
 
-// checkedDeliveryLog and checkedDiscarder refuse every call once the store
-// is closed and check the arguments before either back end sees them, as
-// the other concerns' checked wrappers do.
+// checkedDeliveryLog refuses every call once the store is closed and checks
+// the arguments before either back end sees them, as the other concerns'
+// checked wrappers do.
 type checkedDeliveryLog struct {
 	gate *gate
 	b    DeliveryLog
@@ -78,12 +78,9 @@ func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]T
 	return c.b.List(ctx, agent, taskID)
 }
 
-type checkedDiscarder struct {
-	gate *gate
-	b    DeadLetterDiscarder
-}
-
-func (c checkedDiscarder) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
+// DiscardDeadLetter makes every DeliveryStore a Store hands out a
+// DeadLetterDiscarder too: the push relay finds it there.
+func (c checkedDelivery) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
 	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
 		return false, err
 	}

@@ -302,11 +302,7 @@ func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, 
 	// Completes come after the answers, one per first-seen send, so under
 	// load many are due at once: they share pipelines. A nil slice is sent
 	// as an empty string all the same; []byte keeps binary results intact.
-	n, err := runPiped(ctx, r.conn, r.complete, []string{r.key(tenant, key)}, holder, result, millis(ttl)).Int64()
-	if err != nil {
-		return false, r.conn.fail("dedupe complete", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("dedupe complete", runPiped(ctx, r.conn, r.complete, []string{r.key(tenant, key)}, holder, result, millis(ttl)))
 }
 
 func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {
@@ -315,11 +311,7 @@ func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (
 
 // cas runs one of the holder-checked scripts, which reply 1 when they acted.
 func (r *redisDedupe) cas(ctx context.Context, op string, s *redis.Script, tenant, key string, args ...any) (bool, error) {
-	n, err := s.Run(ctx, r.conn.client, []string{r.key(tenant, key)}, args...).Int64()
-	if err != nil {
-		return false, r.conn.fail(op, err)
-	}
-	return n == 1, nil
+	return r.conn.acted(op, s.Run(ctx, r.conn.client, []string{r.key(tenant, key)}, args...))
 }
 
 // millis renders d in whole milliseconds, rounded up so that a positive

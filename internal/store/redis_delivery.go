@@ -466,11 +466,6 @@ func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
 	return enqueueResult(d, out, err)
 }
 
-func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	d, _, ok, err := r.Head(ctx, endpoint)
-	return d, ok, err
-}
-
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
 func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 	field := func(name string) (string, error) {
@@ -640,11 +635,7 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	n, err := r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Int()
-	if err != nil {
-		return false, r.conn.fail("delivery claim", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("delivery claim", r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...))
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
@@ -770,7 +761,7 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 	next := ""
 	if len(members) > limit {
 		members = members[:limit]
-		next = encodeDeadCursor(members[limit-1])
+		next = encodeCursor(members[limit-1])
 	}
 	type ref struct{ endpoint, id string }
 	refs := make([]ref, len(members))
@@ -905,4 +896,100 @@ func decodeAttemptLog(log string) ([]Attempt, error) {
 		out = append(out, Attempt{At: unixNanoTime(j.At), Status: j.Status, Latency: time.Duration(j.Latency), Err: j.Err, RetryAt: unixNanoTime(j.RetryAt)})
 	}
 	return out, nil
+}
+
+// enqueueOutcomes are the replies of deliveryEnqueueLua.
+var enqueueOutcomes = []string{"ok", "dup", "disabled", "full"}
+
+// enqueueCall is the keys and arguments of deliveryEnqueueLua for d,
+// checked, at now.
+func (r *redisDelivery) enqueueCall(d Delivery, now time.Time) ([]string, []any) {
+	enq, _ := nanoTime("enqueued", d.Enqueued)
+	if enq.IsZero() {
+		enq = now
+	}
+	k := r.endpointKeys(d.Endpoint)
+	return k.keys, k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention))
+}
+
+// enqueueResult is Enqueue's result for the script's reply out.
+func enqueueResult(d Delivery, out string, err error) (bool, error) {
+	switch {
+	case err != nil:
+		return false, err
+	case out == "disabled":
+		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+	case out == "full":
+		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+	}
+	return out == "ok", nil
+}
+
+// EnqueueAll is one pipeline: one round trip (one per node on Cluster,
+// where the endpoints' buckets may live on several).
+func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
+	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
+	now := time.Now()
+	cmds := make([]*redis.Cmd, len(ds))
+	pipe := r.conn.client.Pipeline()
+	for i := range ds {
+		keys, args := r.enqueueCall(ds[i], now)
+		cmds[i] = r.enqueue.EvalSha(ctx, pipe, keys, args...)
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		out, err := cmd.Text()
+		switch {
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			// Redis lost its scripts (a restart, a failover): Enqueue
+			// loads it again.
+			queued[i], errs[i] = r.Enqueue(ctx, ds[i])
+			continue
+		case err != nil:
+			err = r.conn.fail("delivery enqueue", err)
+		case !slices.Contains(enqueueOutcomes, out):
+			err = fmt.Errorf("store: delivery enqueue: endpoint %.64q: unexpected script reply %.32q", ds[i].Endpoint, out)
+		}
+		queued[i], errs[i] = enqueueResult(ds[i], out, err)
+	}
+	return queued, errs
+}
+
+// Enqueue, then, when the delivery was added and the lease of the holder
+// ARGV[12] for ARGV[13] ms can be had, the claim and the head as
+// deliveryClaimHeadLua reads them. Reply: {outcome} or {'ok', head}.
+var deliveryEnqueueClaimScript = redis.NewScript(deliveryPrelude + deliveryClaim + deliveryHeadReply + deliveryEnqueueFn + `
+local out = enqueue()
+if out == 'ok' and claim_as(ARGV[12], ARGV[13]) then
+  return {out, with_attempts(head())}
+end
+return {out}
+`)
+
+// EnqueueClaim is one script run.
+func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
+	keys, args := r.enqueueCall(d, time.Now())
+	v, err := deliveryEnqueueClaimScript.Run(ctx, r.conn.client, keys, append(args, holder, millis(ttl))...).Slice()
+	if err != nil {
+		return false, false, Delivery{}, nil, r.conn.fail("delivery enqueue", err)
+	}
+	var out string
+	if len(v) > 0 {
+		out, _ = v[0].(string)
+	}
+	if !slices.Contains(enqueueOutcomes, out) || len(v) > 2 {
+		return false, false, Delivery{}, nil, fmt.Errorf("store: delivery enqueue: endpoint %.64q: unexpected script reply %.32q", d.Endpoint, out)
+	}
+	if queued, err = enqueueResult(d, out, nil); err != nil || len(v) == 1 {
+		return queued, false, Delivery{}, nil, err
+	}
+	head, atts, found, err := headReply(r.endpointKeys(d.Endpoint), d.Endpoint, "delivery enqueue", v[1])
+	if err == nil && !found {
+		err = fmt.Errorf("store: delivery enqueue: endpoint %.64q: claimed without a head", d.Endpoint)
+	}
+	if err != nil {
+		return queued, false, Delivery{}, nil, err
+	}
+	return queued, true, head, atts, nil
 }

@@ -76,11 +76,11 @@ func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 	return queued
 }
 
-func dNext(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
+func dHead(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
 	t.Helper()
-	d, ok, err := s.Next(context60(t), endpoint)
+	d, _, ok, err := s.Head(context60(t), endpoint)
 	if err != nil {
-		t.Fatalf("Next(%q): %v", endpoint, err)
+		t.Fatalf("Head(%q): %v", endpoint, err)
 	}
 	return d, ok
 }
@@ -97,7 +97,7 @@ func dDrain(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for range store.MaxQueueLength {
-		d, ok := dNext(t, s, endpoint)
+		d, ok := dHead(t, s, endpoint)
 		if !ok {
 			return ids
 		}
@@ -181,17 +181,17 @@ func testDeliveryOrder(t *testing.T, h harness) {
 	}
 	for ep, ds := range want {
 		for i, w := range ds {
-			got, ok := dNext(t, s, ep)
+			got, ok := dHead(t, s, ep)
 			if !ok {
 				t.Fatalf("%s: queue empty after %d of %d", ep, i, len(ds))
 			}
 			dAssertDelivery(t, fmt.Sprintf("%s head %d", ep, i), got, w)
-			// Next does not remove.
-			again, _ := dNext(t, s, ep)
+			// Head does not remove.
+			again, _ := dHead(t, s, ep)
 			dAssertDelivery(t, fmt.Sprintf("%s head %d read twice", ep, i), again, w)
 			dAck(t, s, ep, got.ID)
 		}
-		if _, ok := dNext(t, s, ep); ok {
+		if _, ok := dHead(t, s, ep); ok {
 			t.Errorf("%s: not empty after every ack", ep)
 		}
 	}
@@ -200,7 +200,7 @@ func testDeliveryOrder(t *testing.T, h harness) {
 	d := dNew("ep-now", "x", 0)
 	d.Enqueued = time.Time{}
 	dEnqueue(t, s, d)
-	got, _ := dNext(t, s, "ep-now")
+	got, _ := dHead(t, s, "ep-now")
 	if got.Enqueued.Before(before) || got.Enqueued.After(time.Now().Add(time.Second)) {
 		t.Errorf("Enqueued of a delivery enqueued without one = %s, want about now", got.Enqueued)
 	}
@@ -219,7 +219,7 @@ func testDeliveryIdempotent(t *testing.T, h harness) {
 	if dEnqueue(t, s, other) {
 		t.Fatal("a second delivery with a queued id was stored")
 	}
-	if got, _ := dNext(t, s, "ep"); !bytes.Equal(got.Payload, d.Payload) {
+	if got, _ := dHead(t, s, "ep"); !bytes.Equal(got.Payload, d.Payload) {
 		t.Fatalf("the duplicate replaced the first: payload %q", got.Payload)
 	}
 	// The same id on another endpoint is another delivery.
@@ -233,7 +233,7 @@ func testDeliveryIdempotent(t *testing.T, h harness) {
 	if dEnqueue(t, s, d) {
 		t.Fatal("an id delivered a moment ago was queued again")
 	}
-	if _, ok := dNext(t, s, "ep"); ok {
+	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("the queue is not empty after a late duplicate")
 	}
 }
@@ -355,7 +355,7 @@ func testDeliveryDeadLetter(t *testing.T, h harness) {
 	if err := s.DeadLetter(ctx, "ep", "first", "retries exhausted", final); err != nil {
 		t.Fatalf("DeadLetter: %v", err)
 	}
-	if head, _ := dNext(t, s, "ep"); head.ID != "second" {
+	if head, _ := dHead(t, s, "ep"); head.ID != "second" {
 		t.Fatalf("head after the dead letter = %q, want second", head.ID)
 	}
 	dl, ok, err := s.GetDeadLetter(ctx, "ep", "first")
@@ -389,9 +389,9 @@ func testDeliveryDeadLetter(t *testing.T, h harness) {
 		t.Errorf("a redelivered notification starts with %d attempts, want none", len(atts))
 	}
 	// Back at the end of its queue, with the event time it had.
-	head, _ := dNext(t, s, "ep")
+	head, _ := dHead(t, s, "ep")
 	dAck(t, s, "ep", head.ID)
-	redelivered, ok := dNext(t, s, "ep")
+	redelivered, ok := dHead(t, s, "ep")
 	if !ok {
 		t.Fatal("the redelivered notification is not queued")
 	}
@@ -454,7 +454,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 	if err != nil || moved != 3 {
 		t.Fatalf("DisableEndpoint = %d, %v; want 3", moved, err)
 	}
-	if _, ok := dNext(t, s, "ep"); ok {
+	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("a disabled endpoint still has queued deliveries")
 	}
 	if _, err := s.Enqueue(ctx, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
@@ -471,7 +471,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 		t.Fatalf("%d dead letters, want 3", len(all))
 	}
 	// Other endpoints are untouched.
-	if d, ok := dNext(t, s, "other"); !ok || d.ID != "n0" {
+	if d, ok := dHead(t, s, "other"); !ok || d.ID != "n0" {
 		t.Fatalf("the other endpoint's head = %+v, %v", d, ok)
 	}
 	// Redelivery re-enables the endpoint.
@@ -547,9 +547,9 @@ func testDeliveryClaim(t *testing.T, h harness) {
 	}
 }
 
-// testDeliveryHead: ClaimHead, Head and AckHead answer what ClaimEndpoint,
-// Next, Attempts and Ack would, and an AckHead that empties the queue gives
-// the lease back.
+// testDeliveryHead: ClaimHead, Head and AckHead answer with the head and
+// its attempt log, and an AckHead that empties the queue gives the lease
+// back.
 func testDeliveryHead(t *testing.T, h harness) {
 	s := h.delivery(t)
 	ctx := context60(t)
@@ -844,9 +844,9 @@ func testDeliverySeparators(t *testing.T, h harness) {
 		dEnqueue(t, s, dNew(ep, "x|y:z{1}%", i))
 	}
 	for _, ep := range eps {
-		d, ok := dNext(t, s, ep)
+		d, ok := dHead(t, s, ep)
 		if !ok || d.Endpoint != ep || d.TaskID != "task-"+ep {
-			t.Fatalf("Next(%q) = %+v, %v", ep, d, ok)
+			t.Fatalf("Head(%q) = %+v, %v", ep, d, ok)
 		}
 		if n, _, _ := s.Depth(ctx, ep); n != 1 {
 			t.Errorf("Depth(%q) = %d, want 1", ep, n)
@@ -875,7 +875,7 @@ func testDeliverySeparators(t *testing.T, h harness) {
 		t.Fatalf("a:b after redelivery = %q", ids)
 	}
 	for _, ep := range eps {
-		if _, ok := dNext(t, s, ep); ok {
+		if _, ok := dHead(t, s, ep); ok {
 			t.Errorf("%q still holds a delivery", ep)
 		}
 	}
@@ -909,7 +909,7 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Claim empty holder":       func() error { _, err := s.ClaimEndpoint(ctx, "ep", "", time.Second); return err }(),
 		"Release empty holder":     s.ReleaseEndpoint(ctx, "ep", "", time.Time{}),
 		"AckHead empty id":         func() error { _, _, _, err := s.AckHead(ctx, "ep", "", ""); return err }(),
-		"Next long endpoint":       func() error { _, _, err := s.Next(ctx, long); return err }(),
+		"Head long endpoint":       func() error { _, _, _, err := s.Head(ctx, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
 		"Head empty endpoint":      func() error { _, _, _, err := s.Head(ctx, ""); return err }(),
@@ -943,7 +943,6 @@ func testDeliveryClosed(t *testing.T, h harness) {
 	}
 	ops := map[string]func(context.Context) error{
 		"Enqueue":       func(ctx context.Context) error { _, err := s.Enqueue(ctx, dNew("ep", "b", 0)); return err },
-		"Next":          func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
 		"Attempts":      func(ctx context.Context) error { _, err := s.Attempts(ctx, "ep", "a"); return err },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
