@@ -82,9 +82,6 @@ type DeliveryStore interface {
 	// full attempt log and reason. Like AckHead, it refuses an id that is
 	// queued behind the head and ignores one that is gone.
 	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
-	// Attempts returns the attempt log of a queued delivery, oldest first
-	// (the newest MaxDeliveryAttempts); nil for an id not queued.
-	Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error)
 	// RecordAttempt appends a to the log of a queued delivery. It fails with
 	// ErrNotFound when id is not queued. The worker then releases the
 	// endpoint until a.RetryAt; should it die first, whoever claims the
@@ -141,7 +138,8 @@ type DeliveryStore interface {
 	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
 	// Head returns the head of the endpoint's queue, the oldest delivery
 	// not yet acknowledged or dead-lettered, without removing it, and its
-	// attempt log as Attempts does; found is false for an empty queue.
+	// attempt log, oldest first (the newest MaxDeliveryAttempts); found is
+	// false for an empty queue.
 	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
 	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
 	// holder has the endpoint.
@@ -447,13 +445,6 @@ func (c checkedDelivery) DeadLetter(ctx context.Context, endpoint, id, reason st
 		return err
 	}
 	return c.b.DeadLetter(ctx, endpoint, id, reason, attempts)
-}
-
-func (c checkedDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
-		return nil, err
-	}
-	return c.b.Attempts(ctx, endpoint, id)
 }
 
 func (c checkedDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {

@@ -348,16 +348,6 @@ func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string
 	return moved, nil
 }
 
-func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attempt, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(endpoint, false)
-	if q == nil {
-		return nil, nil
-	}
-	return slices.Clone(q.attempts[id]), nil
-}
-
 func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a Attempt) error {
 	a.Err = strings.Clone(a.Err)
 	m.mu.Lock()

@@ -601,22 +601,6 @@ func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt,
 	return d, atts, true, nil
 }
 
-func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	k := r.endpointKeys(endpoint)
-	v, err := r.conn.client.HGet(ctx, k.keys[dkAttempts], id).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, r.conn.fail("delivery attempts", err)
-	}
-	atts, err := decodeAttemptLog(v)
-	if err != nil {
-		return nil, fmt.Errorf("store: delivery attempts: key %q field %.64q: %w", k.keys[dkAttempts], id, err)
-	}
-	return atts, nil
-}
-
 func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
 	line, err := json.Marshal(attemptToJSON(a))
 	if err != nil {
