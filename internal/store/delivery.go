@@ -440,11 +440,14 @@ func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder strin
 	return c.b.AckHead(ctx, endpoint, id, holder)
 }
 
+// DeadLetter hands the back end the attempts normalized, in a slice of its
+// own, and the reason cut to its bound.
 func (c checkedDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+	atts, err := normalizeAttempts(attempts)
+	if err := c.gate.check(checkDeliveryRef(endpoint, id), err); err != nil {
 		return err
 	}
-	return c.b.DeadLetter(ctx, endpoint, id, reason, attempts)
+	return c.b.DeadLetter(ctx, endpoint, id, clipText(reason, MaxReasonBytes), atts)
 }
 
 func (c checkedDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {

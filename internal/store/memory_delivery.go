@@ -283,12 +283,8 @@ func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (D
 	return next, atts, found, nil
 }
 
-func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	atts, err := normalizeAttempts(attempts)
-	if err != nil {
-		return err
-	}
-	reason = strings.Clone(clipText(reason, MaxReasonBytes))
+func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, atts []Attempt) error {
+	reason = strings.Clone(reason)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)

@@ -498,7 +498,7 @@ func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason str
 	now := time.Now()
 	k := r.endpointKeys(endpoint)
 	out, err := r.runOutcome(ctx, "delivery dead letter", r.dead, k.keys,
-		k.args(now, id, millis(DeliveryIDRetention), clipText(reason, MaxReasonBytes), log, deadCutoff(now), maxDeadLettersPerBucket),
+		k.args(now, id, millis(DeliveryIDRetention), reason, log, deadCutoff(now), maxDeadLettersPerBucket),
 		"ok", "gone", "nothead")
 	if err != nil {
 		return err
@@ -846,13 +846,9 @@ func attemptToJSON(a Attempt) attemptJSON {
 	return attemptJSON{At: timeUnixNano(a.At), Status: a.Status, Latency: int64(a.Latency), Err: a.Err, RetryAt: timeUnixNano(a.RetryAt)}
 }
 
-// encodeAttemptLog renders attempts as the log the scripts keep: the newest
-// MaxDeliveryAttempts, one JSON object per line.
-func encodeAttemptLog(attempts []Attempt) (string, error) {
-	atts, err := normalizeAttempts(attempts)
-	if err != nil {
-		return "", err
-	}
+// encodeAttemptLog renders normalized attempts as the log the scripts keep:
+// one JSON object per line.
+func encodeAttemptLog(atts []Attempt) (string, error) {
 	var b strings.Builder
 	for i, a := range atts {
 		line, err := json.Marshal(attemptToJSON(a))
