@@ -709,12 +709,13 @@ func firstAttempt(t *testing.T, st store.DeliveryStore, ep, id string) store.Att
 	t.Helper()
 	var atts []store.Attempt
 	waitUntil(t, "an attempt of "+ep, func() bool {
+		var head store.Delivery
 		var err error
-		atts, err = st.Attempts(context.Background(), ep, id)
+		head, atts, _, err = st.Head(context.Background(), ep)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(atts) > 0
+		return head.ID == id && len(atts) > 0
 	})
 	return atts[0]
 }

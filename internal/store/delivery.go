@@ -2,13 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Delivery is one notification waiting in its endpoint's queue. The store
@@ -65,10 +63,11 @@ type DeadLetter struct {
 // (which keeps its order across replicas), and the dead letters.
 //
 // A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
-// takes one; Next reads its head, Attempts the head's log; after a 2xx the
-// worker Acks the head and reads the next; after a failure it records the
-// attempt with its RetryAt and releases the endpoint until then; after the
-// last retry it dead-letters the head and goes on with the next one.
+// takes one; Head reads its head with the head's attempt log; after a 2xx
+// the worker acknowledges the head and reads the next (AckHead); after a
+// failure it records the attempt with its RetryAt and releases the endpoint
+// until then; after the last retry it dead-letters the head and goes on
+// with the next one.
 type DeliveryStore interface {
 	// Enqueue appends d durably to the end of its endpoint's queue and makes
 	// the endpoint due, unless it is due later already (a retry is
@@ -79,22 +78,10 @@ type DeliveryStore interface {
 	// the endpoint already holds MaxQueueLength deliveries (or the memory
 	// store is full).
 	Enqueue(ctx context.Context, d Delivery) (queued bool, err error)
-	// Next returns the head of the endpoint's queue, the oldest delivery
-	// not yet acknowledged or dead-lettered, without removing it; false
-	// when the queue is empty.
-	Next(ctx context.Context, endpoint string) (Delivery, bool, error)
-	// Ack removes the delivered head of the queue, and its attempt log. It
-	// fails with ErrNotHead when id is queued but not at the head (order is
-	// strict: only the head is ever delivered); an id that is no longer
-	// queued is ignored, so a repeated Ack is harmless.
-	Ack(ctx context.Context, endpoint, id string) error
 	// DeadLetter moves the head of the queue to the dead letters with the
-	// full attempt log and reason. Like Ack, it refuses an id that is queued
-	// behind the head and ignores one that is gone.
+	// full attempt log and reason. Like AckHead, it refuses an id that is
+	// queued behind the head and ignores one that is gone.
 	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
-	// Attempts returns the attempt log of a queued delivery, oldest first
-	// (the newest MaxDeliveryAttempts); nil for an id not queued.
-	Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error)
 	// RecordAttempt appends a to the log of a queued delivery. It fails with
 	// ErrNotFound when id is not queued. The worker then releases the
 	// endpoint until a.RetryAt; should it die first, whoever claims the
@@ -152,16 +139,21 @@ type DeliveryStore interface {
 	// replica that enqueues to an endpoint nobody delivers then starts
 	// delivering it without a claim of its own. A repeat claims nothing.
 	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
-	// Head is Next and the head's Attempts together; found is false for an
-	// empty queue.
+	// Head returns the head of the endpoint's queue, the oldest delivery
+	// not yet acknowledged or dead-lettered, without removing it, and its
+	// attempt log, oldest first (the newest MaxDeliveryAttempts); found is
+	// false for an empty queue.
 	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
 	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
 	// holder has the endpoint.
 	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
-	// AckHead is Ack, then Head: a worker that delivered the head learns
-	// what comes next. When the queue is then empty, holder's lease is
-	// given up as ReleaseEndpoint would ("" keeps it). An id acknowledged
-	// before reads the head as it is.
+	// AckHead removes the delivered head of the queue, and its attempt log,
+	// then reads the new head as Head does: a worker that delivered the head
+	// learns what comes next. It fails with ErrNotHead when id is queued but
+	// not at the head (order is strict: only the head is ever delivered); an
+	// id that is no longer queued is ignored, so a repeated AckHead is
+	// harmless and reads the head as it is. When the queue is then empty,
+	// holder's lease is given up as ReleaseEndpoint would ("" keeps it).
 	AckHead(ctx context.Context, endpoint, id, holder string) (next Delivery, atts []Attempt, found bool, err error)
 }
 
@@ -173,7 +165,7 @@ var (
 	// ErrQueueFull refuses an Enqueue beyond MaxQueueLength, or beyond the
 	// memory store's bounds.
 	ErrQueueFull = errors.New("store: delivery queue is full")
-	// ErrNotHead refuses to Ack or dead-letter a delivery queued behind the
+	// ErrNotHead refuses to acknowledge or dead-letter a delivery queued behind the
 	// head: a worker that sees it has lost its endpoint to another.
 	ErrNotHead = errors.New("store: delivery is not the head of its queue")
 	// ErrNotFound means the delivery or dead letter named does not exist.
@@ -375,33 +367,15 @@ func parseDeadMember(m string) (endpoint, id string, err error) {
 	return endpoint, id, nil
 }
 
-// deadCursorVersion starts every cursor, so its format can change without
-// misreading cursors handed out by older gateways.
-const deadCursorVersion = "1|"
-
-func encodeDeadCursor(member string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(deadCursorVersion + member))
-}
-
 // decodeDeadCursor returns the member a page starts after; "" for the first
 // page.
 func decodeDeadCursor(c string) (string, error) {
-	if c == "" {
-		return "", nil
-	}
-	if len(c) > maxDeadLetterCursorBytes {
-		return "", fmt.Errorf("%w: cursor is %d bytes, over the limit of %d", ErrInvalidArgument, len(c), maxDeadLetterCursorBytes)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !utf8.Valid(raw) {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
-	}
-	member, ok := strings.CutPrefix(string(raw), deadCursorVersion)
-	if !ok {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	member, err := decodeCursor(c, maxDeadLetterCursorBytes)
+	if err != nil || member == "" {
+		return member, err
 	}
 	if _, _, err := parseDeadMember(member); err != nil {
-		return "", fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+		return "", errMalformedCursor
 	}
 	return member, nil
 }
@@ -448,25 +422,11 @@ func (c checkedDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder st
 	return c.b.EnqueueClaim(ctx, d, holder, ttl)
 }
 
-func (c checkedDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
-		return Delivery{}, false, err
-	}
-	return c.b.Next(ctx, endpoint)
-}
-
 func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
 	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
 		return Delivery{}, nil, false, err
 	}
 	return c.b.Head(ctx, endpoint)
-}
-
-func (c checkedDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
-		return err
-	}
-	return c.b.Ack(ctx, endpoint, id)
 }
 
 func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
@@ -480,18 +440,14 @@ func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder strin
 	return c.b.AckHead(ctx, endpoint, id, holder)
 }
 
+// DeadLetter hands the back end the attempts normalized, in a slice of its
+// own, and the reason cut to its bound.
 func (c checkedDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
+	atts, err := normalizeAttempts(attempts)
+	if err := c.gate.check(checkDeliveryRef(endpoint, id), err); err != nil {
 		return err
 	}
-	return c.b.DeadLetter(ctx, endpoint, id, reason, attempts)
-}
-
-func (c checkedDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id)); err != nil {
-		return nil, err
-	}
-	return c.b.Attempts(ctx, endpoint, id)
+	return c.b.DeadLetter(ctx, endpoint, id, clipText(reason, MaxReasonBytes), atts)
 }
 
 func (c checkedDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {

@@ -31,16 +31,16 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for {
-		d, ok, err := s.Next(testContext(t), endpoint)
+		d, _, ok, err := s.Head(testContext(t), endpoint)
 		if err != nil {
-			t.Fatalf("Next(%q): %v", endpoint, err)
+			t.Fatalf("Head(%q): %v", endpoint, err)
 		}
 		if !ok {
 			return ids
 		}
 		ids = append(ids, d.ID)
-		if err := s.Ack(testContext(t), endpoint, d.ID); err != nil {
-			t.Fatalf("Ack(%q, %q): %v", endpoint, d.ID, err)
+		if _, _, _, err := s.AckHead(testContext(t), endpoint, d.ID, ""); err != nil {
+			t.Fatalf("AckHead(%q, %q): %v", endpoint, d.ID, err)
 		}
 	}
 }
@@ -163,11 +163,11 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	// ep-0: the first 40 delivered; ep-1: its head dead-lettered; ep-2:
 	// its head has attempts.
 	for range 40 {
-		d, _, err := s.Next(ctx, "ep-0")
+		d, _, _, err := s.Head(ctx, "ep-0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Ack(ctx, "ep-0", d.ID); err != nil {
+		if _, _, _, err := s.AckHead(ctx, "ep-0", d.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,8 +189,8 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	if ok, err := s.ClaimEndpoint(ctx, "ep-2", "replica-b", time.Hour); err != nil || ok {
 		t.Errorf("the lease did not survive the restart: claim by another = %v, %v", ok, err)
 	}
-	atts, err := s.Attempts(ctx, "ep-2", "n-002")
-	if err != nil || len(atts) != 1 || !atts[0].RetryAt.Equal(att.RetryAt) {
+	head, atts, _, err := s.Head(ctx, "ep-2")
+	if err != nil || head.ID != "n-002" || len(atts) != 1 || !atts[0].RetryAt.Equal(att.RetryAt) {
 		t.Errorf("attempt log after the restart = %+v, %v", atts, err)
 	}
 	if dl, ok, err := s.GetDeadLetter(ctx, "ep-1", "n-001"); err != nil || !ok || dl.Reason != "gave up" {
@@ -230,8 +230,8 @@ func TestDeliveryOutage(t *testing.T) {
 	srv.Stop(t)
 	ops := map[string]func(context.Context) error{
 		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
-		"Next":      func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
-		"Ack":       func(ctx context.Context) error { return s.Ack(ctx, "ep", "a") },
+		"Head":      func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
+		"AckHead":   func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", ""); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
 		"Claim":     func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
@@ -267,9 +267,9 @@ func TestDeliveryRedisCorruptEntry(t *testing.T) {
 	if err := client.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"id", "x", "enq", "soon"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := s.Next(ctx, "acme:agent:t1:cfg")
+	_, _, _, err := s.Head(ctx, "acme:agent:t1:cfg")
 	if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), key) {
-		t.Fatalf("Next of a corrupt entry: %v, want an error naming %s", err, key)
+		t.Fatalf("Head of a corrupt entry: %v, want an error naming %s", err, key)
 	}
 }
 
@@ -284,7 +284,7 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 		mustEnqueue(t, s, delivery("ep", id))
 	}
 	// a delivered: remembered (3 entries); d fills the store.
-	if err := s.Ack(ctx, "ep", "a"); err != nil {
+	if _, _, _, err := s.AckHead(ctx, "ep", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	mustEnqueue(t, s, delivery("ep", "d"))
@@ -330,14 +330,11 @@ func benchDelivery(b *testing.B, s store.Store) {
 		if ok, err := q.ClaimEndpoint(ctx, ep, "bench", time.Minute); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		head, _, err := q.Next(ctx, ep)
+		head, _, _, err := q.Head(ctx, ep)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := q.Attempts(ctx, ep, head.ID); err != nil {
-			b.Fatal(err)
-		}
-		if err := q.Ack(ctx, ep, head.ID); err != nil {
+		if _, _, _, err := q.AckHead(ctx, ep, head.ID, ""); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.ReleaseEndpoint(ctx, ep, "bench", time.Time{}); err != nil {

@@ -23,9 +23,8 @@
 // Store has one accessor per concern. It hands out the concern wrapped in
 // its checked<Concern> (in <concern>.go), which refuses every call once the
 // store is closed and runs the argument checks, once for both back ends
-// (gate.check, store.go). Ownership, the event log and the push sources
-// open each operation with that call in each back end instead (Ownership's
-// Redis back end also offers RecordResolver, which a wrapper would hide).
+// (gate.check, store.go). checkedOwnership also implements RecordResolver,
+// reading the record with the owners where the back end can.
 // The conformance suite in internal/store/storetest runs the same cases against the memory store, a
 // standalone redis-server, a Redis Cluster and a Sentinel deployment
 // (conformance_test.go), so the two implementations cannot drift.

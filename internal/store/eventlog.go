@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
@@ -151,9 +153,97 @@ func checkSnapshot(agent, taskID string, seq int64, snapshot []byte) error {
 	return checkPayloadSize("snapshot", snapshot)
 }
 
+// checkedEventLog is the EventLog a Store hands out: it refuses every call
+// once the store is closed and checks the arguments before the back end,
+// memory or Redis, sees them, so both refuse the same calls.
+type checkedEventLog struct {
+	gate *gate
+	b    EventLog
+}
+
+func (c checkedEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
+	at, err := checkAppend(agent, taskID, id, payload, at)
+	if err := c.gate.check(err); err != nil {
+		return 0, false, err
+	}
+	return c.b.Append(ctx, agent, taskID, id, payload, at)
+}
+
+func (c checkedEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
+	if err := c.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
+		return nil, false, err
+	}
+	return c.b.After(ctx, agent, taskID, id, limit)
+}
+
+func (c checkedEventLog) Snapshot(ctx context.Context, agent, taskID string) (int64, []byte, bool, error) {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return 0, nil, false, err
+	}
+	return c.b.Snapshot(ctx, agent, taskID)
+}
+
+func (c checkedEventLog) SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
+	if err := c.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
+		return false, err
+	}
+	return c.b.SaveSnapshot(ctx, agent, taskID, seq, snapshot)
+}
+
+func (c checkedEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
+	at, err := checkAppend(agent, taskID, id, payload, at)
+	if err := c.gate.check(err, checkLive(live)); err != nil {
+		return Recorded{}, err
+	}
+	return c.b.Record(ctx, agent, taskID, id, payload, at, live)
+}
+
+func (c checkedEventLog) Live(ctx context.Context, agent, taskID string) (time.Duration, error) {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return 0, err
+	}
+	return c.b.Live(ctx, agent, taskID)
+}
+
+func (c checkedEventLog) Bounded(o EventLogOptions) EventLog {
+	return checkedEventLog{c.gate, c.b.Bounded(o)}
+}
+
 func checkPayloadSize(what string, p []byte) error {
 	if len(p) > MaxEventPayloadBytes {
 		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(p), MaxEventPayloadBytes)
 	}
 	return nil
+}
+
+// Recorded is what EventLog.Record did with an event.
+type Recorded struct {
+	// Seq and Added are Append's results.
+	Seq   int64
+	Added bool
+	// Configs are the task's push configs, oldest first, as they were when
+	// the event was logged.
+	Configs []PushConfig
+}
+
+// MaxLiveMark bounds the live argument of EventLog.Record: a mark is a
+// short promise, renewed by every event of the stream that makes it.
+const MaxLiveMark = time.Hour
+
+func checkLive(live time.Duration) error {
+	if live < 0 || live > MaxLiveMark {
+		return fmt.Errorf("%w: live mark of %s is not between 0 and %s", ErrInvalidArgument, live, MaxLiveMark)
+	}
+	return nil
+}
+
+// liveMillis is a positive live mark in whole milliseconds, rounded up so
+// that a mark under a millisecond still marks.
+func liveMillis(live time.Duration) int64 {
+	return int64((live + time.Millisecond - 1) / time.Millisecond)
+}
+
+// sortPushConfigs puts configs in List's order: oldest first, then by id.
+func sortPushConfigs(cs []PushConfig) {
+	slices.SortFunc(cs, func(a, b PushConfig) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID)) })
 }

@@ -35,6 +35,38 @@ type PushSources interface {
 	Delete(ctx context.Context, agent, taskID string) error
 }
 
+// checkedPushSources is the PushSources a Store hands out: it refuses every
+// call once the store is closed and checks the arguments before the back
+// end, memory or Redis, sees them, so both refuse the same calls.
+type checkedPushSources struct {
+	gate *gate
+	b    PushSources
+}
+
+func (c checkedPushSources) Get(ctx context.Context, agent, taskID string) (PushSource, bool, error) {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return PushSource{}, false, err
+	}
+	return c.b.Get(ctx, agent, taskID)
+}
+
+// Put hands the back end a copy of s that shares no memory with the
+// caller's.
+func (c checkedPushSources) Put(ctx context.Context, s PushSource, ttl time.Duration) error {
+	s, err := checkPushSource(s, ttl)
+	if err := c.gate.check(err); err != nil {
+		return err
+	}
+	return c.b.Put(ctx, s, ttl)
+}
+
+func (c checkedPushSources) Delete(ctx context.Context, agent, taskID string) error {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
+		return err
+	}
+	return c.b.Delete(ctx, agent, taskID)
+}
+
 func checkPushSource(s PushSource, ttl time.Duration) (PushSource, error) {
 	if err := checkTaskRef(s.Agent, s.TaskID); err != nil {
 		return PushSource{}, err

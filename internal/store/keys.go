@@ -21,11 +21,33 @@ type keyspace struct {
 }
 
 // refCode is the one-letter spelling of a RefKind inside keys.
-func refCode(k RefKind) byte {
+func refCode(k RefKind) string {
 	if k == RefContext {
-		return 'c'
+		return "c"
 	}
-	return 't'
+	return "t"
+}
+
+// tagged returns <prefix>:<family>:{<part>:<part>...}, every part escaped.
+func (k keyspace) tagged(family string, parts ...string) string {
+	var b strings.Builder
+	n := len(k.prefix) + len(family) + 4
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b.Grow(n)
+	b.WriteString(k.prefix)
+	b.WriteByte(':')
+	b.WriteString(family)
+	b.WriteString(":{")
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		writeEscaped(&b, p)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // refTagged returns <prefix>:<family>:{<agent>:<t|c>:<id>}. The hash tag is
@@ -33,19 +55,7 @@ func refCode(k RefKind) byte {
 // and records of the same task in different families share one slot, so a
 // script may touch them together.
 func (k keyspace) refTagged(family, agent string, ref Ref) string {
-	var b strings.Builder
-	b.Grow(len(k.prefix) + len(family) + len(agent) + len(ref.ID) + 10)
-	b.WriteString(k.prefix)
-	b.WriteByte(':')
-	b.WriteString(family)
-	b.WriteString(":{")
-	writeEscaped(&b, agent)
-	b.WriteByte(':')
-	b.WriteByte(refCode(ref.Kind))
-	b.WriteByte(':')
-	writeEscaped(&b, ref.ID)
-	b.WriteByte('}')
-	return b.String()
+	return k.tagged(family, agent, refCode(ref.Kind), ref.ID)
 }
 
 // plain reports whether c is written as itself by writeEscaped.

@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -147,6 +147,23 @@ func openState(name string) bool {
 	return !a2a.ParseState(name).Terminal()
 }
 
+// The values a record's Version and EndedBy may take besides "".
+var (
+	lifecycleVersions = []string{a2a.VLegacy.String(), a2a.V03.String(), a2a.V10.String()}
+	endedByValues     = []string{EndedByAgent, EndedByCancel, EndedByWatchdog}
+)
+
+// oneOf returns the one of known that v equals, or "" for "".
+func oneOf(what, v string, known []string) (string, error) {
+	if i := slices.Index(known, v); i >= 0 {
+		return known[i], nil
+	}
+	if v == "" {
+		return "", nil
+	}
+	return "", fmt.Errorf("%w: %s %.32q is not one of %q", ErrInvalidArgument, what, v, known)
+}
+
 // normalizeLifecycle checks rec and returns the copy a store keeps: history
 // trimmed to its newest MaxLifecycleHistory entries, times in UTC. rec's own
 // slices are left alone.
@@ -163,33 +180,16 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 	}
 	// Known values are replaced by the package's own strings, so a stored
 	// record never pins a caller's buffer.
-	switch rec.Version {
-	case "":
-	case a2a.VLegacy.String():
-		rec.Version = a2a.VLegacy.String()
-	case a2a.V03.String():
-		rec.Version = a2a.V03.String()
-	case a2a.V10.String():
-		rec.Version = a2a.V10.String()
-	default:
-		return TaskLifecycle{}, fmt.Errorf("%w: protocol version %.16q is not one of %q, %q, %q",
-			ErrInvalidArgument, rec.Version, a2a.VLegacy, a2a.V03, a2a.V10)
+	var err error
+	if rec.Version, err = oneOf("protocol version", rec.Version, lifecycleVersions); err != nil {
+		return TaskLifecycle{}, err
 	}
 	if !canonicalState(rec.State) {
 		return TaskLifecycle{}, fmt.Errorf("%w: state %.32q is not a state name", ErrInvalidArgument, rec.State)
 	}
 	rec.State = stateName(rec.State)
-	switch rec.EndedBy {
-	case "":
-	case EndedByAgent:
-		rec.EndedBy = EndedByAgent
-	case EndedByCancel:
-		rec.EndedBy = EndedByCancel
-	case EndedByWatchdog:
-		rec.EndedBy = EndedByWatchdog
-	default:
-		return TaskLifecycle{}, fmt.Errorf("%w: ended by %.32q is not one of %q, %q, %q",
-			ErrInvalidArgument, rec.EndedBy, EndedByAgent, EndedByCancel, EndedByWatchdog)
+	if rec.EndedBy, err = oneOf("ended by", rec.EndedBy, endedByValues); err != nil {
+		return TaskLifecycle{}, err
 	}
 	if rec.Subscribers < 0 {
 		return TaskLifecycle{}, fmt.Errorf("%w: subscribers %d is negative", ErrInvalidArgument, rec.Subscribers)
@@ -197,7 +197,6 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 	if rec.Rev < 0 {
 		return TaskLifecycle{}, fmt.Errorf("%w: revision %d is negative", ErrInvalidArgument, rec.Rev)
 	}
-	var err error
 	for _, t := range []struct {
 		what string
 		at   *time.Time
@@ -320,41 +319,26 @@ func (p lifecyclePos) before(q lifecyclePos) bool {
 	return p.score < q.score || p.score == q.score && p.member < q.member
 }
 
-// lifecycleCursorVersion starts every cursor, so its format can change
-// without misreading cursors handed out by older gateways.
-const lifecycleCursorVersion = "1"
-
 // encodeLifecycleCursor renders the position of the last record a page
 // looked at. The score is written in the shortest form that parses back to
 // the same float64, so Redis compares it exactly.
 func encodeLifecycleCursor(p lifecyclePos) string {
-	raw := lifecycleCursorVersion + "|" + strconv.FormatFloat(p.score, 'g', -1, 64) + "|" + p.member
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+	return encodeCursor(strconv.FormatFloat(p.score, 'g', -1, 64) + "|" + p.member)
 }
 
 // decodeLifecycleCursor reads a cursor; ok is false for "", the first page.
 func decodeLifecycleCursor(c string) (p lifecyclePos, ok bool, err error) {
-	if c == "" {
-		return lifecyclePos{}, false, nil
+	body, err := decodeCursor(c, maxLifecycleCursorBytes)
+	if err != nil || c == "" {
+		return lifecyclePos{}, false, err
 	}
-	if len(c) > maxLifecycleCursorBytes {
-		return lifecyclePos{}, false, fmt.Errorf("%w: cursor is %d bytes, over the limit of %d", ErrInvalidArgument, len(c), maxLifecycleCursorBytes)
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return lifecyclePos{}, false, fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
-	}
-	version, rest, _ := strings.Cut(string(raw), "|")
-	score, member, found := strings.Cut(rest, "|")
-	if version != lifecycleCursorVersion || !found {
-		return lifecyclePos{}, false, fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
-	}
+	score, member, found := strings.Cut(body, "|")
 	p.score, err = strconv.ParseFloat(score, 64)
-	if err != nil || math.IsNaN(p.score) || math.IsInf(p.score, 0) {
-		return lifecyclePos{}, false, fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+	if !found || err != nil || math.IsNaN(p.score) || math.IsInf(p.score, 0) {
+		return lifecyclePos{}, false, errMalformedCursor
 	}
 	if id, err := unescape(member); err != nil || id == "" {
-		return lifecyclePos{}, false, fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+		return lifecyclePos{}, false, errMalformedCursor
 	}
 	p.member = member
 	return p, true, nil
@@ -375,11 +359,13 @@ func (w checkedLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLi
 	return w.b.Get(ctx, agent, taskID)
 }
 
+// Save hands the back end the record normalized.
 func (w checkedLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	if err := w.gate.check(); err != nil {
+	stored, err := normalizeLifecycle(rec)
+	if err := w.gate.check(err, checkLifecycleTTL(ttl)); err != nil {
 		return 0, false, err
 	}
-	return w.b.Save(ctx, rec, ttl)
+	return w.b.Save(ctx, stored, ttl)
 }
 
 func (w checkedLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {

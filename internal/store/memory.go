@@ -45,15 +45,15 @@ var _ Store = (*memoryStore)(nil)
 func NewMemory(o Options) Store {
 	o = withDefaults(o)
 	s := &memoryStore{stop: make(chan struct{}), done: make(chan struct{})}
-	s.ownership = newMemOwnership(&s.gate, o.OwnershipTTL.D(), o.Memory.MaxEntries)
+	s.ownership = newMemOwnership(o.OwnershipTTL.D(), o.Memory.MaxEntries)
 	s.dedupe = newMemDedupe(o.Memory.MaxEntries)
 	s.active = newMemActive(o.Memory.MaxEntries)
 	s.lifecycle = newMemLifecycle(o.Memory.MaxEntries)
 	s.delivery = newMemDelivery(o.Memory.MaxEntries)
 	s.push = newMemPushConfigs(o.Memory.MaxEntries)
-	s.events = newMemEventLogs(&s.gate, o.Memory.MaxEntries, s.push)
+	s.events = newMemEventLogs(o.Memory.MaxEntries, s.push)
 	s.challenge = newMemChallenges(o.Memory.MaxEntries)
-	s.sources = newMemPushSources(&s.gate, o.Memory.MaxEntries)
+	s.sources = newMemPushSources(o.Memory.MaxEntries)
 	s.sweepers = []sweeper{s.ownership, s.dedupe, s.lifecycle, s.delivery, s.push, s.events, s.challenge, s.sources}
 	go s.janitor(sweepInterval(o.OwnershipTTL.D()))
 	return s
@@ -82,7 +82,7 @@ func (s *memoryStore) janitor(every time.Duration) {
 
 func (s *memoryStore) Kind() string { return KindMemory }
 
-func (s *memoryStore) Ownership() Ownership { return s.ownership }
+func (s *memoryStore) Ownership() Ownership { return checkedOwnership{&s.gate, s.ownership} }
 
 func (s *memoryStore) Dedupe() Dedupe { return checkedDedupe{&s.gate, s.dedupe} }
 
@@ -95,12 +95,12 @@ func (s *memoryStore) Delivery() DeliveryStore { return checkedDelivery{&s.gate,
 func (s *memoryStore) PushConfigs() PushConfigs { return checkedPushConfigs{&s.gate, s.push} }
 
 func (s *memoryStore) EventLog() EventLog {
-	return memEventLog{logs: s.events, o: EventLogOptions{}.withDefaults()}
+	return checkedEventLog{&s.gate, memEventLog{logs: s.events, o: EventLogOptions{}.withDefaults()}}
 }
 
 func (s *memoryStore) Challenges() Challenges { return checkedChallenges{&s.gate, s.challenge} }
 
-func (s *memoryStore) PushSources() PushSources { return s.sources }
+func (s *memoryStore) PushSources() PushSources { return checkedPushSources{&s.gate, s.sources} }
 
 func (s *memoryStore) Ping(context.Context) error { return s.gate.check() }
 

@@ -186,10 +186,8 @@ func (m *memDelivery) forget(q *memQueue, id string) {
 
 // makeRoom frees space for n more entries holding size payload bytes.
 func (m *memDelivery) makeRoom(n, size int, now time.Time) error {
-	for m.entries+n > m.max {
-		if !m.dropOldestDone() {
-			break
-		}
+	for m.entries+n > m.max && len(m.doneLog) > 0 {
+		m.popDone()
 	}
 	for (m.entries+n > m.max || m.bytes+size > m.maxBytes) && len(m.deadOrder) > 0 {
 		m.dropDead(m.byMember[m.deadOrder[0]])
@@ -200,26 +198,17 @@ func (m *memDelivery) makeRoom(n, size int, now time.Time) error {
 	return nil
 }
 
-// dropOldestDone forgets the id that left its queue first; false when none
-// is remembered.
-func (m *memDelivery) dropOldestDone() bool {
-	for len(m.doneLog) > 0 {
-		e := m.doneLog[0]
-		m.doneLog[0] = memDone{}
-		m.doneLog = m.doneLog[1:]
-		if q := m.queues[e.ref.endpoint]; q != nil {
-			if at, ok := q.done[e.ref.id]; ok && at.Equal(e.at) {
-				m.forget(q, e.ref.id)
-				return true
-			}
+// popDone takes the oldest entry off the done log and forgets its id,
+// unless the id left a queue again since.
+func (m *memDelivery) popDone() {
+	e := m.doneLog[0]
+	m.doneLog[0] = memDone{}
+	m.doneLog = m.doneLog[1:]
+	if q := m.queues[e.ref.endpoint]; q != nil {
+		if at, ok := q.done[e.ref.id]; ok && at.Equal(e.at) {
+			m.forget(q, e.ref.id)
 		}
 	}
-	return false
-}
-
-func (m *memDelivery) Next(_ context.Context, endpoint string) (Delivery, bool, error) {
-	d, _, ok, err := m.Head(context.Background(), endpoint)
-	return d, ok, err
 }
 
 func (m *memDelivery) Head(_ context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
@@ -275,11 +264,6 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	return d
 }
 
-func (m *memDelivery) Ack(_ context.Context, endpoint, id string) error {
-	_, _, _, err := m.AckHead(context.Background(), endpoint, id, "")
-	return err
-}
-
 func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
 	now := time.Now()
 	m.mu.Lock()
@@ -299,12 +283,8 @@ func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (D
 	return next, atts, found, nil
 }
 
-func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	atts, err := normalizeAttempts(attempts)
-	if err != nil {
-		return err
-	}
-	reason = strings.Clone(clipText(reason, MaxReasonBytes))
+func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, atts []Attempt) error {
+	reason = strings.Clone(reason)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
@@ -362,16 +342,6 @@ func (m *memDelivery) DisableEndpoint(_ context.Context, endpoint, reason string
 		moved++
 	}
 	return moved, nil
-}
-
-func (m *memDelivery) Attempts(_ context.Context, endpoint, id string) ([]Attempt, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	q := m.queue(endpoint, false)
-	if q == nil {
-		return nil, nil
-	}
-	return slices.Clone(q.attempts[id]), nil
 }
 
 func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a Attempt) error {
@@ -514,7 +484,7 @@ func (m *memDelivery) DeadLetters(_ context.Context, cursor string, limit int) (
 		out[j] = m.byMember[member].copyOut()
 	}
 	if i+limit < len(m.deadOrder) {
-		return out, encodeDeadCursor(page[len(page)-1]), nil
+		return out, encodeCursor(page[len(page)-1]), nil
 	}
 	return out, "", nil
 }
@@ -568,14 +538,7 @@ func (m *memDelivery) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for len(m.doneLog) > 0 && now.Sub(m.doneLog[0].at) >= DeliveryIDRetention {
-		e := m.doneLog[0]
-		m.doneLog[0] = memDone{}
-		m.doneLog = m.doneLog[1:]
-		if q := m.queues[e.ref.endpoint]; q != nil {
-			if at, ok := q.done[e.ref.id]; ok && at.Equal(e.at) {
-				m.forget(q, e.ref.id)
-			}
-		}
+		m.popDone()
 	}
 	if len(m.doneLog) == 0 {
 		m.doneLog = nil

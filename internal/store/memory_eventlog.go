@@ -15,7 +15,6 @@ import (
 // from the front. The bounds count events and snapshots across tasks, and
 // their bytes.
 type memEventLogs struct {
-	gate     *gate
 	max      int
 	maxBytes int
 	// configs are the push configs Record reads.
@@ -26,7 +25,7 @@ type memEventLogs struct {
 	order  *list.List                // least recently appended first
 	events int
 	bytes  int
-	// marks are the live marks, by when they lapse (memory_eventrecord.go).
+	// marks are the live marks, by when they lapse.
 	marks map[TaskRef]time.Time
 }
 
@@ -52,9 +51,9 @@ type memEventLog struct {
 
 var _ EventLog = memEventLog{}
 
-func newMemEventLogs(g *gate, maxEntries int, configs *memPushConfigs) *memEventLogs {
+func newMemEventLogs(maxEntries int, configs *memPushConfigs) *memEventLogs {
 	return &memEventLogs{
-		gate: g, max: maxEntries, maxBytes: memEventLogMaxBytes, configs: configs,
+		max: maxEntries, maxBytes: memEventLogMaxBytes, configs: configs,
 		tasks: map[TaskRef]*list.Element{}, order: list.New(), marks: map[TaskRef]time.Time{},
 	}
 }
@@ -110,13 +109,6 @@ func (m *memEventLogs) touch(ref TaskRef, o EventLogOptions, now time.Time, size
 
 func (l memEventLog) Append(_ context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
 	m := l.logs
-	if err := m.gate.check(); err != nil {
-		return 0, false, err
-	}
-	at, err := checkAppend(agent, taskID, id, payload, at)
-	if err != nil {
-		return 0, false, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -146,9 +138,6 @@ func (l memEventLog) Append(_ context.Context, agent, taskID, id string, payload
 
 func (l memEventLog) After(_ context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
 	m := l.logs
-	if err := m.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
-		return nil, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.live(TaskRef{agent, taskID}, time.Now())
@@ -169,9 +158,6 @@ func (l memEventLog) After(_ context.Context, agent, taskID, id string, limit in
 
 func (l memEventLog) Snapshot(_ context.Context, agent, taskID string) (int64, []byte, bool, error) {
 	m := l.logs
-	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
-		return 0, nil, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.live(TaskRef{agent, taskID}, time.Now())
@@ -183,9 +169,6 @@ func (l memEventLog) Snapshot(_ context.Context, agent, taskID string) (int64, [
 
 func (l memEventLog) SaveSnapshot(_ context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
 	m := l.logs
-	if err := m.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
-		return false, err
-	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -211,5 +194,58 @@ func (m *memEventLogs) sweep(now time.Time) {
 			m.drop(el)
 		}
 		el = next
+	}
+}
+
+func (l memEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
+	seq, added, err := l.Append(ctx, agent, taskID, id, payload, at)
+	if err != nil {
+		return Recorded{}, err
+	}
+	configs, err := l.logs.configs.List(ctx, agent, taskID)
+	if err != nil {
+		return Recorded{}, err
+	}
+	if live > 0 {
+		l.logs.mark(TaskRef{agent, taskID}, time.Now().Add(live))
+	}
+	return Recorded{Seq: seq, Added: added, Configs: configs}, nil
+}
+
+func (l memEventLog) Live(_ context.Context, agent, taskID string) (time.Duration, error) {
+	m := l.logs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	until, ok := m.marks[TaskRef{agent, taskID}]
+	if !ok {
+		return 0, nil
+	}
+	return max(time.Until(until), 0), nil
+}
+
+// mark renews a task's live mark. A full map is swept first; a mark that
+// still finds no room is not made, which costs only the subscriber's
+// following the task as well.
+func (m *memEventLogs) mark(ref TaskRef, until time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.marks[ref]; !ok && len(m.marks) >= m.max {
+		m.sweepMarks(time.Now())
+		if len(m.marks) >= m.max {
+			return
+		}
+	}
+	if _, ok := m.marks[ref]; !ok {
+		ref = TaskRef{strings.Clone(ref.Agent), strings.Clone(ref.TaskID)}
+	}
+	m.marks[ref] = until
+}
+
+// sweepMarks drops the lapsed marks; the caller holds mu.
+func (m *memEventLogs) sweepMarks(now time.Time) {
+	for ref, until := range m.marks {
+		if !now.Before(until) {
+			delete(m.marks, ref)
+		}
 	}
 }

@@ -10,8 +10,7 @@ import (
 // memPushSources keeps the records in a map, oldest Put first in a list
 // for the size bound.
 type memPushSources struct {
-	gate *gate
-	max  int
+	max int
 
 	mu    sync.Mutex
 	byKey map[memSourceKey]*list.Element // of *memPushSource
@@ -28,14 +27,11 @@ type memPushSource struct {
 	until time.Time
 }
 
-func newMemPushSources(g *gate, maxEntries int) *memPushSources {
-	return &memPushSources{gate: g, max: maxEntries, byKey: map[memSourceKey]*list.Element{}, order: list.New()}
+func newMemPushSources(maxEntries int) *memPushSources {
+	return &memPushSources{max: maxEntries, byKey: map[memSourceKey]*list.Element{}, order: list.New()}
 }
 
 func (m *memPushSources) Get(_ context.Context, agent, taskID string) (PushSource, bool, error) {
-	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
-		return PushSource{}, false, err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.byKey[memSourceKey{agent, taskID}]
@@ -56,13 +52,6 @@ func (m *memPushSources) Get(_ context.Context, agent, taskID string) (PushSourc
 }
 
 func (m *memPushSources) Put(_ context.Context, s PushSource, ttl time.Duration) error {
-	if err := m.gate.check(); err != nil {
-		return err
-	}
-	s, err := checkPushSource(s, ttl)
-	if err != nil {
-		return err
-	}
 	k := memSourceKey{s.Agent, s.TaskID}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -77,9 +66,6 @@ func (m *memPushSources) Put(_ context.Context, s PushSource, ttl time.Duration)
 }
 
 func (m *memPushSources) Delete(_ context.Context, agent, taskID string) error {
-	if err := m.gate.check(checkTaskRef(agent, taskID)); err != nil {
-		return err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if el, ok := m.byKey[memSourceKey{agent, taskID}]; ok {

@@ -79,14 +79,7 @@ func (m *memLifecycle) Get(_ context.Context, agent, taskID string) (TaskLifecyc
 	return e.copyOut(), true, nil
 }
 
-func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	stored, err := normalizeLifecycle(rec)
-	if err != nil {
-		return 0, false, err
-	}
-	if err := checkLifecycleTTL(ttl); err != nil {
-		return 0, false, err
-	}
+func (m *memLifecycle) Save(_ context.Context, stored TaskLifecycle, ttl time.Duration) (int64, bool, error) {
 	// Copied before locking, so a record never pins a request's buffers.
 	stored.Tenant, stored.Subject, stored.ContextID = strings.Clone(stored.Tenant), strings.Clone(stored.Subject), strings.Clone(stored.ContextID)
 	pos := lifecyclePos{score: activityScore(stored.LastActivity), member: escape(stored.TaskID)}
@@ -94,20 +87,20 @@ func (m *memLifecycle) Save(_ context.Context, rec TaskLifecycle, ttl time.Durat
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.live(rec.Agent, rec.TaskID, now)
+	e := m.live(stored.Agent, stored.TaskID, now)
 	var current int64
 	if e != nil {
 		current = e.rec.Rev
 	}
-	if current != rec.Rev {
+	if current != stored.Rev {
 		return 0, false, nil
 	}
 	if e == nil {
 		if err := m.makeRoom(now); err != nil {
 			return 0, false, err
 		}
-		e = &memLCEntry{rec: TaskLifecycle{Agent: strings.Clone(rec.Agent), TaskID: strings.Clone(rec.TaskID)}, idleAt: -1, expiryAt: -1}
-		tasks := m.agents[rec.Agent]
+		e = &memLCEntry{rec: TaskLifecycle{Agent: strings.Clone(stored.Agent), TaskID: strings.Clone(stored.TaskID)}, idleAt: -1, expiryAt: -1}
+		tasks := m.agents[stored.Agent]
 		if tasks == nil {
 			tasks = map[string]*memLCEntry{}
 			m.agents[e.rec.Agent] = tasks

@@ -44,10 +44,6 @@ func (m *memPushConfigs) live(ref TaskRef, now time.Time) *memTaskConfigs {
 
 func (m *memPushConfigs) Put(_ context.Context, c PushConfig) (bool, error) {
 	now := time.Now()
-	c, err := checkPushConfig(c, now)
-	if err != nil {
-		return false, err
-	}
 	ref := TaskRef{Agent: c.Agent, TaskID: c.TaskID}
 	m.mu.Lock()
 	defer m.mu.Unlock()

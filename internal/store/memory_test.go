@@ -34,7 +34,7 @@ func TestMemoryEvictsOldestAtCapacity(t *testing.T) {
 }
 
 func TestMemorySweepDropsExpiredOnly(t *testing.T) {
-	m := newMemOwnership(&gate{}, time.Hour, 10)
+	m := newMemOwnership(time.Hour, 10)
 	ctx := context.Background()
 	if _, err := m.Claim(ctx, "agent", []Ref{{RefTask, "a"}, {RefContext, "a"}}, Owner{Tenant: "acme"}); err != nil {
 		t.Fatalf("Claim: %v", err)

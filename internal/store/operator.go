@@ -35,8 +35,7 @@ const (
 	TaskAttemptRetention = 7 * 24 * time.Hour
 )
 
-// OperatorConcerns returns the delivery log
-// of a store this package opened, and false for any other Store. Call it
+// OperatorConcerns returns the delivery log of a store this package opened, and false for any other Store. Call it
 // once per store and share what it returns: the embedded store's log lives
 // in the value returned.
 func OperatorConcerns(s Store) (DeliveryLog, bool) {
@@ -49,9 +48,9 @@ func OperatorConcerns(s Store) (DeliveryLog, bool) {
 	return nil, false
 }
 
-// checkedDeliveryLog refuses every call once the store
-// is closed and check the arguments before either back end sees them, as
-// the other concerns' checked wrappers do.
+// checkedDeliveryLog refuses every call once the store is closed and checks
+// the arguments before either back end sees them, as the other concerns'
+// checked wrappers do.
 type checkedDeliveryLog struct {
 	gate *gate
 	b    DeliveryLog

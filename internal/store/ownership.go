@@ -61,10 +61,11 @@ type Ownership interface {
 	Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) (found, claimed []Owner, err error)
 }
 
-// RecordResolver is implemented by Ownership stores that can read a task's
-// lifecycle record in the round trip that resolves owners (Redis, where the
-// record shares the slot of the task's owner; the embedded store makes no
-// round trips to save). Requests the lifecycle guard checks need both.
+// RecordResolver is implemented by the Ownership a Store hands out: where
+// the back end can (Redis, where the record shares the slot of the task's
+// owner), it reads a task's lifecycle record in the round trip that
+// resolves owners; the embedded store makes no round trips to save and
+// leaves the record unread. Requests the lifecycle guard checks need both.
 type RecordResolver interface {
 	// ResolveWithRecord is Resolve that also reads the lifecycle record of
 	// agent's task taskID.
@@ -165,4 +166,57 @@ func decodeOwner(v string) (Owner, error) {
 		return Owner{}, fmt.Errorf("owner record has an empty tenant")
 	}
 	return Owner{Tenant: t, Subject: s}, nil
+}
+
+// checkResolve checks Resolve's arguments; owner only matters for claims.
+func checkResolve(agent string, lookups, claims []Ref, owner Owner) error {
+	if err := checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)); err != nil || len(claims) == 0 {
+		return err
+	}
+	return checkOwner(owner)
+}
+
+// checkedOwnership is the Ownership a Store hands out: it refuses every
+// call once the store is closed and checks the arguments before the back
+// end, memory or Redis, sees them, so both refuse the same calls.
+type checkedOwnership struct {
+	gate *gate
+	b    Ownership
+}
+
+var _ RecordResolver = checkedOwnership{}
+
+func (c checkedOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
+	if err := c.gate.check(checkRefs(agent, refs), checkOwner(owner)); err != nil {
+		return nil, err
+	}
+	return c.b.Claim(ctx, agent, refs, owner)
+}
+
+func (c checkedOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
+	if err := c.gate.check(checkRefs(agent, refs)); err != nil {
+		return nil, err
+	}
+	return c.b.Lookup(ctx, agent, refs)
+}
+
+func (c checkedOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
+	if err := c.gate.check(checkResolve(agent, lookups, claims, owner)); err != nil {
+		return nil, nil, err
+	}
+	return c.b.Resolve(ctx, agent, lookups, claims, owner)
+}
+
+// ResolveWithRecord is Resolve alone, with the record unread, where the
+// back end cannot read the record in the same round trip.
+func (c checkedOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
+	if err := c.gate.check(checkResolve(agent, lookups, claims, owner), checkLifecycleTask(agent, taskID)); err != nil {
+		return nil, nil, TaskRecord{}, err
+	}
+	rr, ok := c.b.(RecordResolver)
+	if !ok {
+		found, claimed, err := c.b.Resolve(ctx, agent, lookups, claims, owner)
+		return found, claimed, TaskRecord{}, err
+	}
+	return rr.ResolveWithRecord(ctx, agent, lookups, claims, owner, taskID)
 }

@@ -237,8 +237,10 @@ type checkedPushConfigs struct {
 	b    PushConfigs
 }
 
+// Put hands the back end the config checkPushConfig returns.
 func (w checkedPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	if err := w.gate.check(); err != nil {
+	c, err := checkPushConfig(c, time.Now())
+	if err := w.gate.check(err); err != nil {
 		return false, err
 	}
 	return w.b.Put(ctx, c)

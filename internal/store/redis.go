@@ -5,15 +5,17 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/request"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
-
-	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
 // redisMaxRetries lets go-redis retry a command once, which absorbs a pooled
@@ -84,6 +86,16 @@ type redisConn struct {
 	pipes *coalescer[piped, struct{}]
 	// budget bounds each request's total wait (see piped and budgetHook).
 	budget requestBudget
+}
+
+// acted reads the reply of a script that answers 1 when it acted and 0
+// when it did not.
+func (c *redisConn) acted(op string, cmd *redis.Cmd) (bool, error) {
+	n, err := cmd.Int64()
+	if err != nil {
+		return false, c.fail(op, err)
+	}
+	return n == 1, nil
 }
 
 // fail wraps err from operation op. Transport failures and the replies a
@@ -163,7 +175,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 
 func (s *redisStore) Kind() string { return KindRedis }
 
-func (s *redisStore) Ownership() Ownership { return s.ownership }
+func (s *redisStore) Ownership() Ownership { return checkedOwnership{s.conn.gate, s.ownership} }
 
 func (s *redisStore) Dedupe() Dedupe { return checkedDedupe{s.conn.gate, s.dedupe} }
 
@@ -175,13 +187,15 @@ func (s *redisStore) Delivery() DeliveryStore { return checkedDelivery{s.conn.ga
 
 func (s *redisStore) PushConfigs() PushConfigs { return checkedPushConfigs{s.conn.gate, s.push} }
 
-func (s *redisStore) EventLog() EventLog { return s.events }
+func (s *redisStore) EventLog() EventLog { return checkedEventLog{s.conn.gate, s.events} }
 
 func (s *redisStore) Challenges() Challenges {
 	return checkedChallenges{s.conn.gate, &redisChallenges{conn: s.conn}}
 }
 
-func (s *redisStore) PushSources() PushSources { return &redisPushSources{conn: s.conn} }
+func (s *redisStore) PushSources() PushSources {
+	return checkedPushSources{s.conn.gate, &redisPushSources{conn: s.conn}}
+}
 
 // minRedisMajor is the oldest Redis the store runs on: dedupe claims use
 // SET with both NX and GET, which Redis 7.0 introduced.
@@ -252,3 +266,55 @@ func (s *redisStore) Close() error {
 	}
 	return nil
 }
+
+// redisLogger puts go-redis's own messages (pool and failover notices) on
+// the gateway's structured log instead of plain text on stderr, which
+// would break a JSON log stream. go-redis holds one logger for the whole
+// process; the last store opened sets it.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "log", "redis")
+}
+
+func routeRedisLog(log *slog.Logger) { redis.SetLogger(redisLogger{log}) }
+
+// RoundTripObserver is told about every round trip to Redis: the command
+// name, or "pipeline" for a pipeline, whether a request waited for it (see
+// request.OnPath), how long it took, and whether it failed. It must be
+// cheap; it runs on the request path.
+type RoundTripObserver func(op string, onRequestPath bool, d time.Duration, failed bool)
+
+// Observe makes s report each Redis round trip to observe. The embedded
+// store makes none, so it reports nothing.
+func Observe(s Store, observe RoundTripObserver) {
+	rs, ok := s.(*redisStore)
+	if !ok {
+		return
+	}
+	rs.conn.client.AddHook(roundTripHook{observe})
+}
+
+type roundTripHook struct{ observe RoundTripObserver }
+
+func (h roundTripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h roundTripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmd)
+		h.observe(cmd.Name(), request.IsOnPath(ctx), time.Since(start), err != nil && err != redis.Nil)
+		return err
+	}
+}
+
+func (h roundTripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		start := time.Now()
+		err := next(ctx, cmds)
+		h.observe("pipeline", request.IsOnPath(ctx), time.Since(start), err != nil && err != redis.Nil)
+		return err
+	}
+}
+
+var _ redis.Hook = roundTripHook{}

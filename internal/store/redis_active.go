@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,12 +30,7 @@ type redisActive struct {
 var _ ActiveTasks = (*redisActive)(nil)
 
 func (r *redisActive) key(tenant string) string {
-	var b strings.Builder
-	b.WriteString(r.conn.keys.prefix)
-	b.WriteString(":" + activeFamily + ":{")
-	writeEscaped(&b, tenant)
-	b.WriteByte('}')
-	return b.String()
+	return r.conn.keys.tagged(activeFamily, tenant)
 }
 
 func (r *redisActive) Track(ctx context.Context, tenant, agent, taskID string, active bool) error {

@@ -164,15 +164,6 @@ func (r *redisChallenges) taskKeys(agent, taskID string) []string {
 	return []string{r.conn.keys.refTagged(challengeFamily, agent, ref), r.conn.keys.refTagged(challengeCredFamily, agent, ref)}
 }
 
-func (r *redisChallenges) tagged(family, tag string) string {
-	var b strings.Builder
-	b.WriteString(r.conn.keys.prefix)
-	b.WriteString(":" + family + ":{")
-	writeEscaped(&b, tag)
-	b.WriteByte('}')
-	return b.String()
-}
-
 func taskRefValue(agent, taskID string) string { return escape(agent) + "|" + escape(taskID) }
 
 func parseTaskRefValue(v string) (agent, taskID string, err error) {
@@ -209,8 +200,8 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 	}
 	if cur.Status == ChallengeOpen || cur.Status == ChallengeCompleted {
 		pipe := r.conn.client.Pipeline()
-		pipe.Set(ctx, r.tagged(challengeIDFamily, cur.ID), taskRefValue(c.Agent, c.TaskID), ttl)
-		pipe.ZAdd(ctx, r.tagged(challengeDueFamily, c.Agent), redis.Z{Score: float64(cur.Expires.UnixMilli()), Member: dueMember(c.TaskID, cur.ID)})
+		pipe.Set(ctx, r.conn.keys.tagged(challengeIDFamily, cur.ID), taskRefValue(c.Agent, c.TaskID), ttl)
+		pipe.ZAdd(ctx, r.conn.keys.tagged(challengeDueFamily, c.Agent), redis.Z{Score: float64(cur.Expires.UnixMilli()), Member: dueMember(c.TaskID, cur.ID)})
 		if _, err := pipe.Exec(ctx); err != nil {
 			return Challenge{}, false, r.conn.fail("challenge index", err)
 		}
@@ -219,7 +210,7 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 }
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
-	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeIDFamily, id), false)
+	agent, taskID, ok, err := r.lookup(ctx, r.conn.keys.tagged(challengeIDFamily, id), false)
 	if err != nil || !ok {
 		return Challenge{}, false, err
 	}
@@ -289,9 +280,9 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 	}
 	pipe := r.conn.client.Pipeline()
 	if prev != "" {
-		pipe.Del(ctx, r.tagged(challengeStateFamily, prev))
+		pipe.Del(ctx, r.conn.keys.tagged(challengeStateFamily, prev))
 	}
-	pipe.Set(ctx, r.tagged(challengeStateFamily, stateDigest), taskRefValue(c.Agent, c.TaskID), max(c.Expires.Sub(now), time.Millisecond))
+	pipe.Set(ctx, r.conn.keys.tagged(challengeStateFamily, stateDigest), taskRefValue(c.Agent, c.TaskID), max(c.Expires.Sub(now), time.Millisecond))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Challenge{}, r.conn.fail("challenge oauth state", err)
 	}
@@ -299,7 +290,7 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 }
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	agent, taskID, ok, err := r.lookup(ctx, r.tagged(challengeStateFamily, stateDigest), true)
+	agent, taskID, ok, err := r.lookup(ctx, r.conn.keys.tagged(challengeStateFamily, stateDigest), true)
 	if err != nil {
 		return Challenge{}, nil, err
 	}
@@ -319,7 +310,7 @@ func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now
 		return Challenge{}, nil, err
 	}
 	// A used challenge is never due.
-	if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
+	if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
 		return Challenge{}, nil, r.conn.fail("challenge unindex", err)
 	}
 	return c, []byte(cred), nil
@@ -337,7 +328,7 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 	}
 	if code == -1 || !c.Pending(now) {
 		// Gone, replaced or no longer pending: not due any more.
-		if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
+		if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
 			return Challenge{}, false, r.conn.fail("challenge unindex", err)
 		}
 	}
@@ -356,14 +347,14 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 	if err != nil || code != 1 {
 		return Challenge{}, false, err
 	}
-	if err := r.conn.client.ZRem(ctx, r.tagged(challengeDueFamily, agent), dueMember(taskID, c.ID)).Err(); err != nil {
+	if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, c.ID)).Err(); err != nil {
 		return Challenge{}, false, r.conn.fail("challenge unindex", err)
 	}
 	return c, true, nil
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	members, err := r.conn.client.ZRangeByScore(ctx, r.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
+	members, err := r.conn.client.ZRangeByScore(ctx, r.conn.keys.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
 		Min: "-inf", Max: unixMs(now), Count: int64(limit),
 	}).Result()
 	if err != nil {

@@ -214,24 +214,10 @@ func newRedisDedupe(conn *redisConn) *redisDedupe {
 	}
 }
 
-// tenantTagged returns <prefix>:<family>:{<tenant>:<id>}: records of one
-// tenant and id share a slot, different ids spread over the cluster.
-func (k keyspace) tenantTagged(family, tenant, id string) string {
-	var b strings.Builder
-	b.Grow(len(k.prefix) + len(family) + len(tenant) + len(id) + 6)
-	b.WriteString(k.prefix)
-	b.WriteByte(':')
-	b.WriteString(family)
-	b.WriteString(":{")
-	writeEscaped(&b, tenant)
-	b.WriteByte(':')
-	writeEscaped(&b, id)
-	b.WriteByte('}')
-	return b.String()
-}
-
+// key returns <prefix>:dd:{<tenant>:<key>}: records of one tenant and key
+// share a slot, different keys spread over the cluster.
 func (r *redisDedupe) key(tenant, key string) string {
-	return r.conn.keys.tenantTagged(dedupeFamily, tenant, key)
+	return r.conn.keys.tagged(dedupeFamily, tenant, key)
 }
 
 func (r *redisDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
@@ -316,11 +302,7 @@ func (r *redisDedupe) Complete(ctx context.Context, tenant, key, holder string, 
 	// Completes come after the answers, one per first-seen send, so under
 	// load many are due at once: they share pipelines. A nil slice is sent
 	// as an empty string all the same; []byte keeps binary results intact.
-	n, err := runPiped(ctx, r.conn, r.complete, []string{r.key(tenant, key)}, holder, result, millis(ttl)).Int64()
-	if err != nil {
-		return false, r.conn.fail("dedupe complete", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("dedupe complete", runPiped(ctx, r.conn, r.complete, []string{r.key(tenant, key)}, holder, result, millis(ttl)))
 }
 
 func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (bool, error) {
@@ -329,11 +311,7 @@ func (r *redisDedupe) Release(ctx context.Context, tenant, key, holder string) (
 
 // cas runs one of the holder-checked scripts, which reply 1 when they acted.
 func (r *redisDedupe) cas(ctx context.Context, op string, s *redis.Script, tenant, key string, args ...any) (bool, error) {
-	n, err := s.Run(ctx, r.conn.client, []string{r.key(tenant, key)}, args...).Int64()
-	if err != nil {
-		return false, r.conn.fail(op, err)
-	}
-	return n == 1, nil
+	return r.conn.acted(op, s.Run(ctx, r.conn.client, []string{r.key(tenant, key)}, args...))
 }
 
 // millis renders d in whole milliseconds, rounded up so that a positive

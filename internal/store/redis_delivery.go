@@ -52,7 +52,7 @@ import (
 // worked on, and see it again should the worker die.
 //
 // Durability: Enqueue returns only after Redis applied the script, and
-// deliveries leave the queue only by Ack, DeadLetter or DisableEndpoint, so
+// deliveries leave the queue only by AckHead, DeadLetter or DisableEndpoint, so
 // "nothing acknowledged is lost" holds exactly as far as Redis keeps what it
 // acknowledged. That needs appendonly yes. With appendfsync always, Redis
 // writes and fsyncs the AOF before it replies, and nothing acknowledged is
@@ -211,17 +211,6 @@ const deliveryEnqueueLua = deliveryPrelude + deliveryEnqueueFn + `
 return enqueue()
 `
 
-// ARGV[6] id, id retention ms.
-const deliveryAckLua = deliveryPrelude + `
-local h = head()
-if not is_head(h, ARGV[6]) then
-  return not_head(ARGV[6])
-end
-removed(h, ARGV[7])
-trim_ids(ARGV[7])
-return 'ok'
-`
-
 // deliveryHeadReply returns the head h with its attempt log, or nil for
 // an empty queue: {entry id, fields, log or nil}.
 const deliveryHeadReply = `
@@ -238,11 +227,11 @@ const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
 return with_attempts(head())
 `
 
-// Ack, then the new head as deliveryHeadLua reads it; an id acknowledged
-// before reads the head as it is. When the queue is empty, the lease of the
-// holder ARGV[8] ("" for none) is given up, as ReleaseEndpoint would (the
-// queue left due and heads when it emptied). ARGV[6] and ARGV[7] as the
-// ack's. Reply: 'nothead', or the head.
+// Removes the head ARGV[6] (id retention ARGV[7] ms), then reads the new
+// head as deliveryHeadLua does; an id acknowledged before reads the head as
+// it is. When the queue is empty, the lease of the holder ARGV[8] ("" for
+// none) is given up, as ReleaseEndpoint would (the queue left due and heads
+// when it emptied). Reply: 'nothead', or the head.
 const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
 local h = head()
 if is_head(h, ARGV[6]) then
@@ -394,9 +383,9 @@ return 1
 `
 
 type redisDelivery struct {
-	conn                                                           *redisConn
-	enqueue, ack, dead, disable, redeliver, record, claim, release *redis.Script
-	head, ackHead, claimHead                                       *redis.Script
+	conn                                                      *redisConn
+	enqueue, dead, disable, redeliver, record, claim, release *redis.Script
+	head, ackHead, claimHead                                  *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -405,7 +394,6 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 	return &redisDelivery{
 		conn:      conn,
 		enqueue:   redis.NewScript(deliveryEnqueueLua),
-		ack:       redis.NewScript(deliveryAckLua),
 		dead:      redis.NewScript(deliveryDeadLetterLua),
 		disable:   redis.NewScript(deliveryDisableLua),
 		redeliver: redis.NewScript(deliveryRedeliverLua),
@@ -478,11 +466,6 @@ func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
 	return enqueueResult(d, out, err)
 }
 
-func (r *redisDelivery) Next(ctx context.Context, endpoint string) (Delivery, bool, error) {
-	d, _, ok, err := r.Head(ctx, endpoint)
-	return d, ok, err
-}
-
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
 func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 	field := func(name string) (string, error) {
@@ -507,18 +490,6 @@ func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 	return Delivery{ID: vals[0], Endpoint: endpoint, TaskID: vals[1], Payload: []byte(vals[3]), Enqueued: unixNanoTime(enq)}, nil
 }
 
-func (r *redisDelivery) Ack(ctx context.Context, endpoint, id string) error {
-	k := r.endpointKeys(endpoint)
-	out, err := r.runOutcome(ctx, "delivery ack", r.ack, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention)), "ok", "gone", "nothead")
-	if err != nil {
-		return err
-	}
-	if out == "nothead" {
-		return fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
-	}
-	return nil
-}
-
 func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
 	log, err := encodeAttemptLog(attempts)
 	if err != nil {
@@ -527,7 +498,7 @@ func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason str
 	now := time.Now()
 	k := r.endpointKeys(endpoint)
 	out, err := r.runOutcome(ctx, "delivery dead letter", r.dead, k.keys,
-		k.args(now, id, millis(DeliveryIDRetention), clipText(reason, MaxReasonBytes), log, deadCutoff(now), maxDeadLettersPerBucket),
+		k.args(now, id, millis(DeliveryIDRetention), reason, log, deadCutoff(now), maxDeadLettersPerBucket),
 		"ok", "gone", "nothead")
 	if err != nil {
 		return err
@@ -630,22 +601,6 @@ func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt,
 	return d, atts, true, nil
 }
 
-func (r *redisDelivery) Attempts(ctx context.Context, endpoint, id string) ([]Attempt, error) {
-	k := r.endpointKeys(endpoint)
-	v, err := r.conn.client.HGet(ctx, k.keys[dkAttempts], id).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, r.conn.fail("delivery attempts", err)
-	}
-	atts, err := decodeAttemptLog(v)
-	if err != nil {
-		return nil, fmt.Errorf("store: delivery attempts: key %q field %.64q: %w", k.keys[dkAttempts], id, err)
-	}
-	return atts, nil
-}
-
 func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
 	line, err := json.Marshal(attemptToJSON(a))
 	if err != nil {
@@ -664,11 +619,7 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	n, err := r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Int()
-	if err != nil {
-		return false, r.conn.fail("delivery claim", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("delivery claim", r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...))
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
@@ -794,7 +745,7 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 	next := ""
 	if len(members) > limit {
 		members = members[:limit]
-		next = encodeDeadCursor(members[limit-1])
+		next = encodeCursor(members[limit-1])
 	}
 	type ref struct{ endpoint, id string }
 	refs := make([]ref, len(members))
@@ -895,13 +846,9 @@ func attemptToJSON(a Attempt) attemptJSON {
 	return attemptJSON{At: timeUnixNano(a.At), Status: a.Status, Latency: int64(a.Latency), Err: a.Err, RetryAt: timeUnixNano(a.RetryAt)}
 }
 
-// encodeAttemptLog renders attempts as the log the scripts keep: the newest
-// MaxDeliveryAttempts, one JSON object per line.
-func encodeAttemptLog(attempts []Attempt) (string, error) {
-	atts, err := normalizeAttempts(attempts)
-	if err != nil {
-		return "", err
-	}
+// encodeAttemptLog renders normalized attempts as the log the scripts keep:
+// one JSON object per line.
+func encodeAttemptLog(atts []Attempt) (string, error) {
 	var b strings.Builder
 	for i, a := range atts {
 		line, err := json.Marshal(attemptToJSON(a))
@@ -929,4 +876,100 @@ func decodeAttemptLog(log string) ([]Attempt, error) {
 		out = append(out, Attempt{At: unixNanoTime(j.At), Status: j.Status, Latency: time.Duration(j.Latency), Err: j.Err, RetryAt: unixNanoTime(j.RetryAt)})
 	}
 	return out, nil
+}
+
+// enqueueOutcomes are the replies of deliveryEnqueueLua.
+var enqueueOutcomes = []string{"ok", "dup", "disabled", "full"}
+
+// enqueueCall is the keys and arguments of deliveryEnqueueLua for d,
+// checked, at now.
+func (r *redisDelivery) enqueueCall(d Delivery, now time.Time) ([]string, []any) {
+	enq, _ := nanoTime("enqueued", d.Enqueued)
+	if enq.IsZero() {
+		enq = now
+	}
+	k := r.endpointKeys(d.Endpoint)
+	return k.keys, k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention))
+}
+
+// enqueueResult is Enqueue's result for the script's reply out.
+func enqueueResult(d Delivery, out string, err error) (bool, error) {
+	switch {
+	case err != nil:
+		return false, err
+	case out == "disabled":
+		return false, fmt.Errorf("%w: %.64q", ErrEndpointDisabled, d.Endpoint)
+	case out == "full":
+		return false, fmt.Errorf("%w: endpoint %.64q holds %d deliveries", ErrQueueFull, d.Endpoint, MaxQueueLength)
+	}
+	return out == "ok", nil
+}
+
+// EnqueueAll is one pipeline: one round trip (one per node on Cluster,
+// where the endpoints' buckets may live on several).
+func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
+	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
+	now := time.Now()
+	cmds := make([]*redis.Cmd, len(ds))
+	pipe := r.conn.client.Pipeline()
+	for i := range ds {
+		keys, args := r.enqueueCall(ds[i], now)
+		cmds[i] = r.enqueue.EvalSha(ctx, pipe, keys, args...)
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		out, err := cmd.Text()
+		switch {
+		case redis.HasErrorPrefix(err, "NOSCRIPT"):
+			// Redis lost its scripts (a restart, a failover): Enqueue
+			// loads it again.
+			queued[i], errs[i] = r.Enqueue(ctx, ds[i])
+			continue
+		case err != nil:
+			err = r.conn.fail("delivery enqueue", err)
+		case !slices.Contains(enqueueOutcomes, out):
+			err = fmt.Errorf("store: delivery enqueue: endpoint %.64q: unexpected script reply %.32q", ds[i].Endpoint, out)
+		}
+		queued[i], errs[i] = enqueueResult(ds[i], out, err)
+	}
+	return queued, errs
+}
+
+// Enqueue, then, when the delivery was added and the lease of the holder
+// ARGV[12] for ARGV[13] ms can be had, the claim and the head as
+// deliveryClaimHeadLua reads them. Reply: {outcome} or {'ok', head}.
+var deliveryEnqueueClaimScript = redis.NewScript(deliveryPrelude + deliveryClaim + deliveryHeadReply + deliveryEnqueueFn + `
+local out = enqueue()
+if out == 'ok' and claim_as(ARGV[12], ARGV[13]) then
+  return {out, with_attempts(head())}
+end
+return {out}
+`)
+
+// EnqueueClaim is one script run.
+func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
+	keys, args := r.enqueueCall(d, time.Now())
+	v, err := deliveryEnqueueClaimScript.Run(ctx, r.conn.client, keys, append(args, holder, millis(ttl))...).Slice()
+	if err != nil {
+		return false, false, Delivery{}, nil, r.conn.fail("delivery enqueue", err)
+	}
+	var out string
+	if len(v) > 0 {
+		out, _ = v[0].(string)
+	}
+	if !slices.Contains(enqueueOutcomes, out) || len(v) > 2 {
+		return false, false, Delivery{}, nil, fmt.Errorf("store: delivery enqueue: endpoint %.64q: unexpected script reply %.32q", d.Endpoint, out)
+	}
+	if queued, err = enqueueResult(d, out, nil); err != nil || len(v) == 1 {
+		return queued, false, Delivery{}, nil, err
+	}
+	head, atts, found, err := headReply(r.endpointKeys(d.Endpoint), d.Endpoint, "delivery enqueue", v[1])
+	if err == nil && !found {
+		err = fmt.Errorf("store: delivery enqueue: endpoint %.64q: claimed without a head", d.Endpoint)
+	}
+	if err != nil {
+		return queued, false, Delivery{}, nil, err
+	}
+	return queued, true, head, atts, nil
 }

@@ -146,13 +146,6 @@ func (l redisEventLog) keys(agent, taskID string) []string {
 }
 
 func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
-	if err := l.conn.gate.check(); err != nil {
-		return 0, false, err
-	}
-	at, err := checkAppend(agent, taskID, id, payload, at)
-	if err != nil {
-		return 0, false, err
-	}
 	res, err := l.appendS.Run(ctx, l.conn.client, l.keys(agent, taskID),
 		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds()).Int64Slice()
 	if err != nil {
@@ -165,9 +158,6 @@ func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, pay
 }
 
 func (l redisEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
-	if err := l.conn.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
-		return nil, false, err
-	}
 	res, err := l.after.Run(ctx, l.conn.client, l.keys(agent, taskID)[:2], id, limit).Slice()
 	if err != nil {
 		return nil, false, l.conn.fail("event log after", err)
@@ -214,9 +204,6 @@ func parseLoggedEvent(e any) (LoggedEvent, error) {
 }
 
 func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int64, []byte, bool, error) {
-	if err := l.conn.gate.check(checkTaskRef(agent, taskID)); err != nil {
-		return 0, nil, false, err
-	}
 	v, err := l.conn.client.Get(ctx, l.keys(agent, taskID)[2]).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil, false, nil
@@ -233,12 +220,55 @@ func (l redisEventLog) Snapshot(ctx context.Context, agent, taskID string) (int6
 }
 
 func (l redisEventLog) SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error) {
-	if err := l.conn.gate.check(checkSnapshot(agent, taskID, seq, snapshot)); err != nil {
-		return false, err
+	return l.conn.acted("event log save snapshot", l.snapsh.Run(ctx, l.conn.client, l.keys(agent, taskID)[2:], seq, snapshot, l.o.Retention.Milliseconds()))
+}
+
+// recordKeys are the keys of eventRecordLua: the log's three, the task's
+// push configs and its live mark, all under the task's hash tag.
+func (l redisEventLog) recordKeys(agent, taskID string) []string {
+	ref := Ref{Kind: RefTask, ID: taskID}
+	k := l.conn.keys
+	return append(l.keys(agent, taskID), k.refTagged(pushConfigFamily, agent, ref), k.refTagged(eventLiveFamily, agent, ref))
+}
+
+func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
+	var liveMS int64
+	if live > 0 {
+		liveMS = liveMillis(live)
 	}
-	n, err := l.snapsh.Run(ctx, l.conn.client, l.keys(agent, taskID)[2:], seq, snapshot, l.o.Retention.Milliseconds()).Int()
+	res, err := l.record.Run(ctx, l.conn.client, l.recordKeys(agent, taskID),
+		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS).Slice()
 	if err != nil {
-		return false, l.conn.fail("event log save snapshot", err)
+		return Recorded{}, l.conn.fail("event log record", err)
 	}
-	return n == 1, nil
+	if len(res) != 3 {
+		return Recorded{}, fmt.Errorf("store: event log record: unexpected reply of %d elements", len(res))
+	}
+	seq, _ := res[0].(int64)
+	added, _ := res[1].(int64)
+	recs, _ := res[2].([]any)
+	if seq < 1 {
+		return Recorded{}, fmt.Errorf("store: event log record: unexpected sequence number %v", res[0])
+	}
+	r := Recorded{Seq: seq, Added: added == 1, Configs: make([]PushConfig, 0, len(recs))}
+	for _, rec := range recs {
+		v, _ := rec.(string)
+		c, err := decodeStoredPushConfig(agent, taskID, []byte(v))
+		if err != nil {
+			return Recorded{}, fmt.Errorf("store: event log record: %w", err)
+		}
+		r.Configs = append(r.Configs, c)
+	}
+	sortPushConfigs(r.Configs)
+	return r, nil
+}
+
+func (l redisEventLog) Live(ctx context.Context, agent, taskID string) (time.Duration, error) {
+	left, err := l.conn.client.PTTL(ctx, l.conn.keys.refTagged(eventLiveFamily, agent, Ref{Kind: RefTask, ID: taskID})).Result()
+	if err != nil {
+		return 0, l.conn.fail("event log live mark", err)
+	}
+	// PTTL answers negative for a key that is gone (or never expires,
+	// which Record never writes).
+	return max(left, 0), nil
 }

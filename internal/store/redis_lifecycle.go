@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -291,12 +290,7 @@ func (r *redisLifecycle) recordKey(agent, taskID string) string {
 // indexBase returns <prefix>:lcx:{<agent>}, which every index key of the
 // agent extends.
 func (r *redisLifecycle) indexBase(agent string) string {
-	var b strings.Builder
-	b.WriteString(r.conn.keys.prefix)
-	b.WriteString(":" + lifecycleIndexFamily + ":{")
-	writeEscaped(&b, agent)
-	b.WriteByte('}')
-	return b.String()
+	return r.conn.keys.tagged(lifecycleIndexFamily, agent)
 }
 
 // indexKey names the one index that holds what f selects; it must agree
@@ -334,14 +328,7 @@ func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLif
 	return rec, true, nil
 }
 
-func (r *redisLifecycle) Save(ctx context.Context, rec TaskLifecycle, ttl time.Duration) (int64, bool, error) {
-	stored, err := normalizeLifecycle(rec)
-	if err != nil {
-		return 0, false, err
-	}
-	if err := checkLifecycleTTL(ttl); err != nil {
-		return 0, false, err
-	}
+func (r *redisLifecycle) Save(ctx context.Context, stored TaskLifecycle, ttl time.Duration) (int64, bool, error) {
 	if stored.LegalHold {
 		ttl = 0
 	}
@@ -634,16 +621,7 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	var b strings.Builder
-	b.WriteString(r.conn.keys.prefix)
-	b.WriteString(":" + leaseFamily + ":{")
-	writeEscaped(&b, name)
-	b.WriteByte('}')
-	n, err := r.lease.Run(ctx, r.conn.client, []string{b.String()}, holder, millis(ttl)).Int64()
-	if err != nil {
-		return false, r.conn.fail("lease", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("lease", r.lease.Run(ctx, r.conn.client, []string{r.conn.keys.tagged(leaseFamily, name)}, holder, millis(ttl)))
 }
 
 // lifecycleTransitionJSON is one History entry in the hist field.

@@ -96,9 +96,5 @@ var deliveryDiscard = redis.NewScript(deliveryDiscardLua)
 
 func (r *redisDelivery) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	n, err := deliveryDiscard.Run(ctx, r.conn.client, []string{k.keys[dkDead], k.deadKey(id)}).Int()
-	if err != nil {
-		return false, r.conn.fail("delivery discard dead letter", err)
-	}
-	return n == 1, nil
+	return r.conn.acted("delivery discard dead letter", deliveryDiscard.Run(ctx, r.conn.client, []string{k.keys[dkDead], k.deadKey(id)}))
 }

@@ -43,9 +43,6 @@ func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
 // otherwise returns it, atomically, so a record that expires meanwhile
 // cannot be missed.
 func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
-	if err := r.conn.gate.check(checkRefs(agent, refs), checkOwner(owner)); err != nil {
-		return nil, err
-	}
 	keys := r.keys(agent, refs)
 	value := encodeOwner(owner)
 	// Every answer a caller waits for records its task and context, so
@@ -86,30 +83,8 @@ func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner O
 
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	if err := r.conn.gate.check(checkRefs(agent, refs)); err != nil {
-		return nil, err
-	}
-	out := make([]Owner, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	keys := r.keys(agent, refs)
-	gets := make([]*redis.StringCmd, len(refs))
-	pipe := r.conn.client.Pipeline()
-	for i, k := range keys {
-		gets[i] = pipe.Get(ctx, k)
-	}
-	_, _ = pipe.Exec(ctx)
-	for i, g := range gets {
-		o, ok, err := r.readOwner(g, keys[i], "ownership lookup")
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[i] = o
-		}
-	}
-	return out, nil
+	found, _, _, err := r.resolve(ctx, agent, refs, nil, Owner{}, "")
+	return found, err
 }
 
 // Resolve sends the lookups' GETs and the claims' SET NX GET in one
@@ -134,9 +109,6 @@ var _ RecordResolver = (*redisOwnership)(nil)
 // unread: the guard that wants it reads it again and decides what an
 // unreadable record means.
 func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
-	if err := checkLifecycleTask(agent, taskID); err != nil {
-		return nil, nil, TaskRecord{}, err
-	}
 	recKey := r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
 	found, claimed, cmd, err := r.resolve(ctx, agent, lookups, claims, owner, recKey)
 	if err != nil {
@@ -158,13 +130,6 @@ func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lo
 
 // resolve is Resolve's pipeline, with the HGETALL of recKey when it is set.
 func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
-	var ownerErr error
-	if len(claims) > 0 {
-		ownerErr = checkOwner(owner)
-	}
-	if err := r.conn.gate.check(checkRefs(agent, append(lookups[:len(lookups):len(lookups)], claims...)), ownerErr); err != nil {
-		return nil, nil, nil, err
-	}
 	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
 	value := encodeOwner(owner)
 	pipe := r.conn.client.Pipeline()

@@ -70,10 +70,6 @@ func (r *redisPushConfigs) watchKey(b int) string {
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	c, err := checkPushConfig(c, time.Now())
-	if err != nil {
-		return false, err
-	}
 	rec, err := encodePushConfig(c)
 	if err != nil {
 		return false, fmt.Errorf("store: push config put: %w", err)

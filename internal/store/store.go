@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Kinds reported by Store.Kind.
@@ -53,6 +56,34 @@ type Store interface {
 	Challenges() Challenges
 	// PushSources records how each watched task is followed at its agent.
 	PushSources() PushSources
+}
+
+// cursorVersion starts every cursor the store hands out, so its format can
+// change without misreading cursors handed out by older gateways.
+const cursorVersion = "1|"
+
+var errMalformedCursor = fmt.Errorf("%w: malformed cursor", ErrInvalidArgument)
+
+// encodeCursor makes body an opaque page cursor.
+func encodeCursor(body string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + body))
+}
+
+// decodeCursor returns the body of a cursor encodeCursor made, at most
+// maxBytes long; "" stays "" (the first page).
+func decodeCursor(c string, maxBytes int) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	if len(c) > maxBytes {
+		return "", fmt.Errorf("%w: cursor is %d bytes, over the limit of %d", ErrInvalidArgument, len(c), maxBytes)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	body, ok := strings.CutPrefix(string(raw), cursorVersion)
+	if err != nil || !ok || !utf8.ValidString(body) {
+		return "", errMalformedCursor
+	}
+	return body, nil
 }
 
 // gate makes every operation of a store fail once it is closed.

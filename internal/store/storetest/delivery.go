@@ -76,19 +76,30 @@ func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 	return queued
 }
 
-func dNext(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
+// dHeadAttempts returns the attempt log of the head of endpoint's queue,
+// which must be id.
+func dHeadAttempts(t *testing.T, s store.DeliveryStore, endpoint, id string) []store.Attempt {
 	t.Helper()
-	d, ok, err := s.Next(context60(t), endpoint)
+	d, atts, ok, err := s.Head(context60(t), endpoint)
+	if err != nil || !ok || d.ID != id {
+		t.Fatalf("Head(%q) = %q, %v, %v; want %q", endpoint, d.ID, ok, err, id)
+	}
+	return atts
+}
+
+func dHead(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
+	t.Helper()
+	d, _, ok, err := s.Head(context60(t), endpoint)
 	if err != nil {
-		t.Fatalf("Next(%q): %v", endpoint, err)
+		t.Fatalf("Head(%q): %v", endpoint, err)
 	}
 	return d, ok
 }
 
 func dAck(t *testing.T, s store.DeliveryStore, endpoint, id string) {
 	t.Helper()
-	if err := s.Ack(context60(t), endpoint, id); err != nil {
-		t.Fatalf("Ack(%q, %q): %v", endpoint, id, err)
+	if _, _, _, err := s.AckHead(context60(t), endpoint, id, ""); err != nil {
+		t.Fatalf("AckHead(%q, %q): %v", endpoint, id, err)
 	}
 }
 
@@ -97,7 +108,7 @@ func dDrain(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for range store.MaxQueueLength {
-		d, ok := dNext(t, s, endpoint)
+		d, ok := dHead(t, s, endpoint)
 		if !ok {
 			return ids
 		}
@@ -181,17 +192,17 @@ func testDeliveryOrder(t *testing.T, h harness) {
 	}
 	for ep, ds := range want {
 		for i, w := range ds {
-			got, ok := dNext(t, s, ep)
+			got, ok := dHead(t, s, ep)
 			if !ok {
 				t.Fatalf("%s: queue empty after %d of %d", ep, i, len(ds))
 			}
 			dAssertDelivery(t, fmt.Sprintf("%s head %d", ep, i), got, w)
-			// Next does not remove.
-			again, _ := dNext(t, s, ep)
+			// Head does not remove.
+			again, _ := dHead(t, s, ep)
 			dAssertDelivery(t, fmt.Sprintf("%s head %d read twice", ep, i), again, w)
 			dAck(t, s, ep, got.ID)
 		}
-		if _, ok := dNext(t, s, ep); ok {
+		if _, ok := dHead(t, s, ep); ok {
 			t.Errorf("%s: not empty after every ack", ep)
 		}
 	}
@@ -200,7 +211,7 @@ func testDeliveryOrder(t *testing.T, h harness) {
 	d := dNew("ep-now", "x", 0)
 	d.Enqueued = time.Time{}
 	dEnqueue(t, s, d)
-	got, _ := dNext(t, s, "ep-now")
+	got, _ := dHead(t, s, "ep-now")
 	if got.Enqueued.Before(before) || got.Enqueued.After(time.Now().Add(time.Second)) {
 		t.Errorf("Enqueued of a delivery enqueued without one = %s, want about now", got.Enqueued)
 	}
@@ -219,7 +230,7 @@ func testDeliveryIdempotent(t *testing.T, h harness) {
 	if dEnqueue(t, s, other) {
 		t.Fatal("a second delivery with a queued id was stored")
 	}
-	if got, _ := dNext(t, s, "ep"); !bytes.Equal(got.Payload, d.Payload) {
+	if got, _ := dHead(t, s, "ep"); !bytes.Equal(got.Payload, d.Payload) {
 		t.Fatalf("the duplicate replaced the first: payload %q", got.Payload)
 	}
 	// The same id on another endpoint is another delivery.
@@ -233,7 +244,7 @@ func testDeliveryIdempotent(t *testing.T, h harness) {
 	if dEnqueue(t, s, d) {
 		t.Fatal("an id delivered a moment ago was queued again")
 	}
-	if _, ok := dNext(t, s, "ep"); ok {
+	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("the queue is not empty after a late duplicate")
 	}
 }
@@ -273,8 +284,8 @@ func testDeliveryAckOnlyHead(t *testing.T, h harness) {
 		dEnqueue(t, s, dNew("ep", id, i))
 	}
 	for _, id := range []string{"second", "third"} {
-		if err := s.Ack(ctx, "ep", id); !errors.Is(err, store.ErrNotHead) {
-			t.Fatalf("Ack(%q) behind the head: %v, want ErrNotHead", id, err)
+		if _, _, _, err := s.AckHead(ctx, "ep", id, ""); !errors.Is(err, store.ErrNotHead) {
+			t.Fatalf("AckHead(%q) behind the head: %v, want ErrNotHead", id, err)
 		}
 		if err := s.DeadLetter(ctx, "ep", id, "r", nil); !errors.Is(err, store.ErrNotHead) {
 			t.Fatalf("DeadLetter(%q) behind the head: %v, want ErrNotHead", id, err)
@@ -300,8 +311,8 @@ func testDeliveryAttempts(t *testing.T, h harness) {
 	s := h.delivery(t)
 	ctx := context60(t)
 	dEnqueue(t, s, dNew("ep", "a", 0))
-	if atts, err := s.Attempts(ctx, "ep", "a"); err != nil || len(atts) != 0 {
-		t.Fatalf("Attempts before any = %v, %v", atts, err)
+	if atts := dHeadAttempts(t, s, "ep", "a"); len(atts) != 0 {
+		t.Fatalf("attempts before any = %v", atts)
 	}
 	var want []store.Attempt
 	for i := range store.MaxDeliveryAttempts + 3 {
@@ -311,17 +322,13 @@ func testDeliveryAttempts(t *testing.T, h harness) {
 		}
 		want = append(want, a)
 	}
-	atts, err := s.Attempts(ctx, "ep", "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dAssertAttempts(t, "log", atts, want[len(want)-store.MaxDeliveryAttempts:])
+	dAssertAttempts(t, "log", dHeadAttempts(t, s, "ep", "a"), want[len(want)-store.MaxDeliveryAttempts:])
 
 	long := store.Attempt{At: dTime(1), Err: strings.Repeat("é", store.MaxAttemptErrBytes)}
 	if err := s.RecordAttempt(ctx, "ep", "a", long); err != nil {
 		t.Fatal(err)
 	}
-	atts, _ = s.Attempts(ctx, "ep", "a")
+	atts := dHeadAttempts(t, s, "ep", "a")
 	if last := atts[len(atts)-1].Err; len(last) > store.MaxAttemptErrBytes || !strings.HasPrefix(long.Err, last) || last == "" {
 		t.Errorf("a long error was kept as %d bytes, want a prefix of at most %d", len(last), store.MaxAttemptErrBytes)
 	}
@@ -330,8 +337,8 @@ func testDeliveryAttempts(t *testing.T, h harness) {
 		t.Errorf("RecordAttempt of an id not queued: %v, want ErrNotFound", err)
 	}
 	dAck(t, s, "ep", "a")
-	if atts, err := s.Attempts(ctx, "ep", "a"); err != nil || len(atts) != 0 {
-		t.Errorf("Attempts after the ack = %v, %v; want none", atts, err)
+	if _, atts, found, err := s.Head(ctx, "ep"); err != nil || found || len(atts) != 0 {
+		t.Errorf("attempts after the ack = %v, %v; want none", atts, err)
 	}
 	if err := s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RecordAttempt after the ack: %v, want ErrNotFound", err)
@@ -355,7 +362,7 @@ func testDeliveryDeadLetter(t *testing.T, h harness) {
 	if err := s.DeadLetter(ctx, "ep", "first", "retries exhausted", final); err != nil {
 		t.Fatalf("DeadLetter: %v", err)
 	}
-	if head, _ := dNext(t, s, "ep"); head.ID != "second" {
+	if head, _ := dHead(t, s, "ep"); head.ID != "second" {
 		t.Fatalf("head after the dead letter = %q, want second", head.ID)
 	}
 	dl, ok, err := s.GetDeadLetter(ctx, "ep", "first")
@@ -385,15 +392,15 @@ func testDeliveryDeadLetter(t *testing.T, h harness) {
 	if err := s.Redeliver(ctx, "ep", "first"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("second Redeliver: %v, want ErrNotFound", err)
 	}
-	if atts, _ := s.Attempts(ctx, "ep", "first"); len(atts) != 0 {
-		t.Errorf("a redelivered notification starts with %d attempts, want none", len(atts))
-	}
 	// Back at the end of its queue, with the event time it had.
-	head, _ := dNext(t, s, "ep")
+	head, _ := dHead(t, s, "ep")
 	dAck(t, s, "ep", head.ID)
-	redelivered, ok := dNext(t, s, "ep")
+	redelivered, ok := dHead(t, s, "ep")
 	if !ok {
 		t.Fatal("the redelivered notification is not queued")
+	}
+	if atts := dHeadAttempts(t, s, "ep", "first"); len(atts) != 0 {
+		t.Errorf("a redelivered notification starts with %d attempts, want none", len(atts))
 	}
 	dAssertDelivery(t, "redelivered", redelivered, first)
 	if eps := dEndpoints(t, s, 10); !slices.Contains(eps, "ep") {
@@ -454,7 +461,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 	if err != nil || moved != 3 {
 		t.Fatalf("DisableEndpoint = %d, %v; want 3", moved, err)
 	}
-	if _, ok := dNext(t, s, "ep"); ok {
+	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("a disabled endpoint still has queued deliveries")
 	}
 	if _, err := s.Enqueue(ctx, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
@@ -471,7 +478,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 		t.Fatalf("%d dead letters, want 3", len(all))
 	}
 	// Other endpoints are untouched.
-	if d, ok := dNext(t, s, "other"); !ok || d.ID != "n0" {
+	if d, ok := dHead(t, s, "other"); !ok || d.ID != "n0" {
 		t.Fatalf("the other endpoint's head = %+v, %v", d, ok)
 	}
 	// Redelivery re-enables the endpoint.
@@ -547,9 +554,9 @@ func testDeliveryClaim(t *testing.T, h harness) {
 	}
 }
 
-// testDeliveryHead: ClaimHead, Head and AckHead answer what ClaimEndpoint,
-// Next, Attempts and Ack would, and an AckHead that empties the queue gives
-// the lease back.
+// testDeliveryHead: ClaimHead, Head and AckHead answer with the head and
+// its attempt log, and an AckHead that empties the queue gives the lease
+// back.
 func testDeliveryHead(t *testing.T, h harness) {
 	s := h.delivery(t)
 	ctx := context60(t)
@@ -844,9 +851,9 @@ func testDeliverySeparators(t *testing.T, h harness) {
 		dEnqueue(t, s, dNew(ep, "x|y:z{1}%", i))
 	}
 	for _, ep := range eps {
-		d, ok := dNext(t, s, ep)
+		d, ok := dHead(t, s, ep)
 		if !ok || d.Endpoint != ep || d.TaskID != "task-"+ep {
-			t.Fatalf("Next(%q) = %+v, %v", ep, d, ok)
+			t.Fatalf("Head(%q) = %+v, %v", ep, d, ok)
 		}
 		if n, _, _ := s.Depth(ctx, ep); n != 1 {
 			t.Errorf("Depth(%q) = %d, want 1", ep, n)
@@ -875,7 +882,7 @@ func testDeliverySeparators(t *testing.T, h harness) {
 		t.Fatalf("a:b after redelivery = %q", ids)
 	}
 	for _, ep := range eps {
-		if _, ok := dNext(t, s, ep); ok {
+		if _, ok := dHead(t, s, ep); ok {
 			t.Errorf("%q still holds a delivery", ep)
 		}
 	}
@@ -908,8 +915,8 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Claim zero ttl":           func() error { _, err := s.ClaimEndpoint(ctx, "ep", "h", 0); return err }(),
 		"Claim empty holder":       func() error { _, err := s.ClaimEndpoint(ctx, "ep", "", time.Second); return err }(),
 		"Release empty holder":     s.ReleaseEndpoint(ctx, "ep", "", time.Time{}),
-		"Ack empty id":             s.Ack(ctx, "ep", ""),
-		"Next long endpoint":       func() error { _, _, err := s.Next(ctx, long); return err }(),
+		"AckHead empty id":         func() error { _, _, _, err := s.AckHead(ctx, "ep", "", ""); return err }(),
+		"Head long endpoint":       func() error { _, _, _, err := s.Head(ctx, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
 		"Head empty endpoint":      func() error { _, _, _, err := s.Head(ctx, ""); return err }(),
@@ -943,10 +950,7 @@ func testDeliveryClosed(t *testing.T, h harness) {
 	}
 	ops := map[string]func(context.Context) error{
 		"Enqueue":       func(ctx context.Context) error { _, err := s.Enqueue(ctx, dNew("ep", "b", 0)); return err },
-		"Next":          func(ctx context.Context) error { _, _, err := s.Next(ctx, "ep"); return err },
-		"Ack":           func(ctx context.Context) error { return s.Ack(ctx, "ep", "a") },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
-		"Attempts":      func(ctx context.Context) error { _, err := s.Attempts(ctx, "ep", "a"); return err },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
 		"Endpoints":     func(ctx context.Context) error { _, err := s.Endpoints(ctx, 1); return err },
 		"Depth":         func(ctx context.Context) error { _, _, err := s.Depth(ctx, "ep"); return err },
