@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -230,45 +231,11 @@ func checkDelivery(d *Delivery) error {
 }
 
 func checkDeliveryRef(endpoint, id string) error {
-	if err := checkName("endpoint", endpoint); err != nil {
-		return err
-	}
-	return checkName("delivery id", id)
-}
-
-func checkEndpointsLimit(limit int) error {
-	if limit < 1 || limit > MaxEndpointsPerCall {
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxEndpointsPerCall)
-	}
-	return nil
-}
-
-func checkDeadLetterLimit(limit int) error {
-	if limit < 1 || limit > MaxDeadLetterListLimit {
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxDeadLetterListLimit)
-	}
-	return nil
+	return cmp.Or(checkName("endpoint", endpoint), checkName("delivery id", id))
 }
 
 func checkClaim(endpoint, holder string, ttl time.Duration) error {
-	if err := checkName("endpoint", endpoint); err != nil {
-		return err
-	}
-	if err := checkName("lease holder", holder); err != nil {
-		return err
-	}
-	return checkPositive("lease ttl", ttl)
-}
-
-func checkRelease(endpoint, holder string, next time.Time) error {
-	if err := checkName("endpoint", endpoint); err != nil {
-		return err
-	}
-	if err := checkName("lease holder", holder); err != nil {
-		return err
-	}
-	_, err := nanoTime("next", next)
-	return err
+	return cmp.Or(checkName("endpoint", endpoint), checkName("lease holder", holder), checkPositive("lease ttl", ttl))
 }
 
 // normalizeAttempt checks a and returns the copy a store keeps: times in
@@ -430,11 +397,7 @@ func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, [
 }
 
 func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	var long error
-	if len(holder) > MaxNameBytes {
-		long = fmt.Errorf("%w: holder is %d bytes, over the limit of %d", ErrInvalidArgument, len(holder), MaxNameBytes)
-	}
-	if err := c.gate.check(checkDeliveryRef(endpoint, id), long); err != nil {
+	if err := c.gate.check(checkDeliveryRef(endpoint, id), checkOptionalName("holder", holder)); err != nil {
 		return Delivery{}, nil, false, err
 	}
 	return c.b.AckHead(ctx, endpoint, id, holder)
@@ -462,7 +425,7 @@ func (c checkedDelivery) RecordAttempt(ctx context.Context, endpoint, id string,
 }
 
 func (c checkedDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
-	if err := c.gate.check(checkEndpointsLimit(limit)); err != nil {
+	if err := c.gate.check(checkLimit(limit, MaxEndpointsPerCall)); err != nil {
 		return nil, err
 	}
 	return c.b.Endpoints(ctx, limit)
@@ -483,7 +446,7 @@ func (c checkedDelivery) Backlog(ctx context.Context) (int, time.Time, error) {
 }
 
 func (c checkedDelivery) DeadLetters(ctx context.Context, cursor string, limit int) ([]DeadLetter, string, error) {
-	if err := c.gate.check(checkDeadLetterLimit(limit)); err != nil {
+	if err := c.gate.check(checkLimit(limit, MaxDeadLetterListLimit)); err != nil {
 		return nil, "", err
 	}
 	return c.b.DeadLetters(ctx, cursor, limit)
@@ -538,7 +501,8 @@ func (c checkedDelivery) ClaimHead(ctx context.Context, endpoint, holder string,
 }
 
 func (c checkedDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
-	if err := c.gate.check(checkRelease(endpoint, holder, next)); err != nil {
+	_, badNext := nanoTime("next", next)
+	if err := c.gate.check(checkName("endpoint", endpoint), checkName("lease holder", holder), badNext); err != nil {
 		return err
 	}
 	return c.b.ReleaseEndpoint(ctx, endpoint, holder, next)

@@ -131,13 +131,10 @@ func checkAfter(agent, taskID, id string, limit int) error {
 	if err := checkTaskRef(agent, taskID); err != nil {
 		return err
 	}
-	if len(id) > MaxNameBytes {
-		return fmt.Errorf("%w: event id is %d bytes, over the limit of %d", ErrInvalidArgument, len(id), MaxNameBytes)
+	if err := checkOptionalName("event id", id); err != nil {
+		return err
 	}
-	if limit < 1 || limit > MaxEventLogReadLimit {
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxEventLogReadLimit)
-	}
-	return nil
+	return checkLimit(limit, MaxEventLogReadLimit)
 }
 
 func checkSnapshot(agent, taskID string, seq int64, snapshot []byte) error {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -168,15 +169,9 @@ func oneOf(what, v string, known []string) (string, error) {
 // trimmed to its newest MaxLifecycleHistory entries, times in UTC. rec's own
 // slices are left alone.
 func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
-	for _, f := range []struct{ what, v string }{{"agent name", rec.Agent}, {"task id", rec.TaskID}, {"tenant", rec.Tenant}} {
-		if err := checkName(f.what, f.v); err != nil {
-			return TaskLifecycle{}, err
-		}
-	}
-	for _, f := range []struct{ what, v string }{{"subject", rec.Subject}, {"context id", rec.ContextID}} {
-		if len(f.v) > MaxNameBytes {
-			return TaskLifecycle{}, fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, f.what, len(f.v), MaxNameBytes)
-		}
+	if err := cmp.Or(checkName("agent name", rec.Agent), checkName("task id", rec.TaskID), checkName("tenant", rec.Tenant),
+		checkOptionalName("subject", rec.Subject), checkOptionalName("context id", rec.ContextID)); err != nil {
+		return TaskLifecycle{}, err
 	}
 	// Known values are replaced by the package's own strings, so a stored
 	// record never pins a caller's buffer.
@@ -262,16 +257,13 @@ func checkLifecycleFilter(f LifecycleFilter, limit int) error {
 	if err := checkName("agent name", f.Agent); err != nil {
 		return err
 	}
-	if len(f.Tenant) > MaxNameBytes {
-		return fmt.Errorf("%w: tenant is %d bytes, over the limit of %d", ErrInvalidArgument, len(f.Tenant), MaxNameBytes)
+	if err := checkOptionalName("tenant", f.Tenant); err != nil {
+		return err
 	}
 	if f.State != "" && f.State != LifecycleOpen && !canonicalState(f.State) {
 		return fmt.Errorf("%w: state filter %.32q is neither a state name nor %q", ErrInvalidArgument, f.State, LifecycleOpen)
 	}
-	if limit < 1 || limit > MaxLifecycleListLimit {
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxLifecycleListLimit)
-	}
-	return nil
+	return checkLimit(limit, MaxLifecycleListLimit)
 }
 
 // matches reports whether rec, as stored now, passes f. The Redis store

@@ -169,10 +169,3 @@ func (m *memPushConfigs) sweepLocked(now time.Time) {
 		}
 	}
 }
-
-func checkWatchedLimit(limit int) error {
-	if limit < 1 || limit > MaxWatchedListLimit {
-		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, MaxWatchedListLimit)
-	}
-	return nil
-}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -93,8 +94,21 @@ func checkName(what, s string) error {
 	if s == "" {
 		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
 	}
+	return checkOptionalName(what, s)
+}
+
+// checkOptionalName is checkName for a name that may be empty.
+func checkOptionalName(what, s string) error {
 	if len(s) > MaxNameBytes {
 		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), MaxNameBytes)
+	}
+	return nil
+}
+
+// checkLimit checks the limit of a listing call against its bound.
+func checkLimit(limit, bound int) error {
+	if limit < 1 || limit > bound {
+		return fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidArgument, limit, bound)
 	}
 	return nil
 }
@@ -119,13 +133,7 @@ func checkRefs(agent string, refs []Ref) error {
 }
 
 func checkOwner(o Owner) error {
-	if err := checkName("owner tenant", o.Tenant); err != nil {
-		return err
-	}
-	if len(o.Subject) > MaxNameBytes {
-		return fmt.Errorf("%w: owner subject is %d bytes, over the limit of %d", ErrInvalidArgument, len(o.Subject), MaxNameBytes)
-	}
-	return nil
+	return cmp.Or(checkName("owner tenant", o.Tenant), checkOptionalName("owner subject", o.Subject))
 }
 
 // ownerVersion starts every stored owner record, so the format can change

@@ -268,7 +268,7 @@ func (w checkedPushConfigs) Delete(ctx context.Context, agent, taskID, id string
 }
 
 func (w checkedPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, error) {
-	if err := w.gate.check(checkWatchedLimit(limit)); err != nil {
+	if err := w.gate.check(checkLimit(limit, MaxWatchedListLimit)); err != nil {
 		return nil, err
 	}
 	return w.b.Watched(ctx, limit)
