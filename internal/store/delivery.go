@@ -216,6 +216,7 @@ func deliveryBucket(endpoint string) int {
 	return int(h.Sum32() % deliveryBuckets)
 }
 
+// checkDelivery checks *d and normalizes its Enqueued time in place.
 func checkDelivery(d *Delivery) error {
 	if err := checkDeliveryRef(d.Endpoint, d.ID); err != nil {
 		return err
@@ -226,7 +227,8 @@ func checkDelivery(d *Delivery) error {
 	if len(d.Payload) > MaxDeliveryPayloadBytes {
 		return fmt.Errorf("%w: payload is %d bytes, over the limit of %d", ErrInvalidArgument, len(d.Payload), MaxDeliveryPayloadBytes)
 	}
-	_, err := nanoTime("enqueued", d.Enqueued)
+	var err error
+	d.Enqueued, err = nanoTime("enqueued", d.Enqueued)
 	return err
 }
 
@@ -366,10 +368,10 @@ func (c checkedDelivery) EnqueueAll(ctx context.Context, ds []Delivery) ([]bool,
 	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	var idx []int
 	var valid []Delivery
-	for i := range ds {
-		if errs[i] = c.gate.check(checkDelivery(&ds[i])); errs[i] == nil {
+	for i, d := range ds {
+		if errs[i] = c.gate.check(checkDelivery(&d)); errs[i] == nil {
 			idx = append(idx, i)
-			valid = append(valid, ds[i])
+			valid = append(valid, d)
 		}
 	}
 	if len(valid) == 0 {

@@ -136,7 +136,6 @@ func (m *memDelivery) EnqueueClaim(_ context.Context, d Delivery, holder string,
 
 // enqueue is Enqueue with m.mu held; q is d's queue.
 func (m *memDelivery) enqueue(d Delivery, now time.Time) (q *memQueue, queued bool, err error) {
-	d.Enqueued, _ = nanoTime("enqueued", d.Enqueued)
 	if d.Enqueued.IsZero() {
 		d.Enqueued = now.Round(0).UTC()
 	}

@@ -330,8 +330,8 @@ redis.call('HSET', KEYS[3], ARGV[6], v)
 return 'ok'
 `
 
-// deliveryClaim: claim_as claims the lease for holder for ttl ms, claim
-// for the holder ARGV[6] for ARGV[7] ms; true if the holder holds it now.
+// deliveryClaim: claim_as claims the lease for holder for ttl ms; true if
+// the holder holds it now.
 const deliveryClaim = `
 local function claim_as(holder, ttl)
   local v = redis.call('GET', KEYS[9])
@@ -345,23 +345,21 @@ local function claim_as(holder, ttl)
   redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ttl)), ARGV[1])
   return true
 end
-local function claim()
-  return claim_as(ARGV[6], ARGV[7])
-end
 `
 
 // ARGV[6] holder, ttl ms. Reply: 1 if holder holds the lease now.
 const deliveryClaimLua = deliveryPrelude + deliveryClaim + `
-if claim() then
+if claim_as(ARGV[6], ARGV[7]) then
   return 1
 end
 return 0
 `
 
-// Claim, then the head as deliveryHeadLua reads it. Reply: 0, or
+// Claim as deliveryClaimLua does, then the head as deliveryHeadLua reads
+// it. Reply: 0, or
 // {1, head}.
 const deliveryClaimHeadLua = deliveryPrelude + deliveryClaim + deliveryHeadReply + `
-if not claim() then
+if not claim_as(ARGV[6], ARGV[7]) then
   return 0
 end
 return {1, with_attempts(head())}
@@ -468,37 +466,22 @@ func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
 
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
 func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
-	field := func(name string) (string, error) {
-		v, ok := m.Values[name].(string)
-		if !ok {
-			return "", fmt.Errorf("queue entry %s has no field %s", m.ID, name)
-		}
-		return v, nil
-	}
-	var vals [4]string
-	for i, name := range []string{"id", "task", "enq", "pl"} {
-		v, err := field(name)
-		if err != nil {
-			return Delivery{}, err
-		}
-		vals[i] = v
-	}
-	enq, err := strconv.ParseInt(vals[2], 10, 64)
-	if err != nil || vals[0] == "" {
+	id, _ := m.Values["id"].(string)
+	task, hasTask := m.Values["task"].(string)
+	enq, _ := m.Values["enq"].(string)
+	pl, hasPayload := m.Values["pl"].(string)
+	ns, err := strconv.ParseInt(enq, 10, 64)
+	if err != nil || id == "" || !hasTask || !hasPayload {
 		return Delivery{}, fmt.Errorf("queue entry %s is malformed", m.ID)
 	}
-	return Delivery{ID: vals[0], Endpoint: endpoint, TaskID: vals[1], Payload: []byte(vals[3]), Enqueued: unixNanoTime(enq)}, nil
+	return Delivery{ID: id, Endpoint: endpoint, TaskID: task, Payload: []byte(pl), Enqueued: unixNanoTime(ns)}, nil
 }
 
 func (r *redisDelivery) DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error {
-	log, err := encodeAttemptLog(attempts)
-	if err != nil {
-		return err
-	}
 	now := time.Now()
 	k := r.endpointKeys(endpoint)
 	out, err := r.runOutcome(ctx, "delivery dead letter", r.dead, k.keys,
-		k.args(now, id, millis(DeliveryIDRetention), reason, log, deadCutoff(now), maxDeadLettersPerBucket),
+		k.args(now, id, millis(DeliveryIDRetention), reason, encodeAttemptLog(attempts), deadCutoff(now), maxDeadLettersPerBucket),
 		"ok", "gone", "nothead")
 	if err != nil {
 		return err
@@ -602,12 +585,8 @@ func headReply(k endpointKeys, endpoint, op string, v any) (Delivery, []Attempt,
 }
 
 func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, a Attempt) error {
-	line, err := json.Marshal(attemptToJSON(a))
-	if err != nil {
-		return fmt.Errorf("store: delivery record attempt: %w", err)
-	}
 	k := r.endpointKeys(endpoint)
-	out, err := r.runOutcome(ctx, "delivery record attempt", r.record, k.keys, k.args(time.Now(), id, line, MaxDeliveryAttempts), "ok", "gone")
+	out, err := r.runOutcome(ctx, "delivery record attempt", r.record, k.keys, k.args(time.Now(), id, encodeAttemptLog([]Attempt{a}), MaxDeliveryAttempts), "ok", "gone")
 	if err != nil {
 		return err
 	}
@@ -842,25 +821,19 @@ type attemptJSON struct {
 	RetryAt int64  `json:"retry,omitempty"`
 }
 
-func attemptToJSON(a Attempt) attemptJSON {
-	return attemptJSON{At: timeUnixNano(a.At), Status: a.Status, Latency: int64(a.Latency), Err: a.Err, RetryAt: timeUnixNano(a.RetryAt)}
-}
-
 // encodeAttemptLog renders normalized attempts as the log the scripts keep:
 // one JSON object per line.
-func encodeAttemptLog(atts []Attempt) (string, error) {
+func encodeAttemptLog(atts []Attempt) string {
 	var b strings.Builder
 	for i, a := range atts {
-		line, err := json.Marshal(attemptToJSON(a))
-		if err != nil {
-			return "", fmt.Errorf("store: attempt log: %w", err)
-		}
+		// Marshal cannot fail on a struct of integers and strings.
+		line, _ := json.Marshal(attemptJSON{At: timeUnixNano(a.At), Status: a.Status, Latency: int64(a.Latency), Err: a.Err, RetryAt: timeUnixNano(a.RetryAt)})
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		b.Write(line)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 func decodeAttemptLog(log string) ([]Attempt, error) {
@@ -884,7 +857,7 @@ var enqueueOutcomes = []string{"ok", "dup", "disabled", "full"}
 // enqueueCall is the keys and arguments of deliveryEnqueueLua for d,
 // checked, at now.
 func (r *redisDelivery) enqueueCall(d Delivery, now time.Time) ([]string, []any) {
-	enq, _ := nanoTime("enqueued", d.Enqueued)
+	enq := d.Enqueued
 	if enq.IsZero() {
 		enq = now
 	}
