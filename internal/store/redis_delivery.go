@@ -448,7 +448,12 @@ func deadCutoff(now time.Time) string {
 
 // runOutcome runs a script whose reply is one of outcomes.
 func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Script, keys []string, args []any, outcomes ...string) (string, error) {
-	v, err := s.Run(ctx, r.conn.client, keys, args...).Text()
+	return r.outcome(op, s.Run(ctx, r.conn.client, keys, args...), keys, outcomes)
+}
+
+// outcome reads the reply of a script run with keys, one of outcomes.
+func (r *redisDelivery) outcome(op string, cmd *redis.Cmd, keys []string, outcomes []string) (string, error) {
+	v, err := cmd.Text()
 	if err != nil {
 		return "", r.conn.fail(op, err)
 	}
@@ -883,27 +888,12 @@ func enqueueResult(d Delivery, out string, err error) (bool, error) {
 func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
 	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
 	now := time.Now()
-	cmds := make([]*redis.Cmd, len(ds))
-	pipe := r.conn.client.Pipeline()
+	calls := make([]scriptCall, len(ds))
 	for i := range ds {
-		keys, args := r.enqueueCall(ds[i], now)
-		cmds[i] = r.enqueue.EvalSha(ctx, pipe, keys, args...)
+		calls[i].keys, calls[i].args = r.enqueueCall(ds[i], now)
 	}
-	// Exec reports the first failed command; each one is examined below.
-	_, _ = pipe.Exec(ctx)
-	for i, cmd := range cmds {
-		out, err := cmd.Text()
-		switch {
-		case redis.HasErrorPrefix(err, "NOSCRIPT"):
-			// Redis lost its scripts (a restart, a failover): Enqueue
-			// loads it again.
-			queued[i], errs[i] = r.Enqueue(ctx, ds[i])
-			continue
-		case err != nil:
-			err = r.conn.fail("delivery enqueue", err)
-		case !slices.Contains(enqueueOutcomes, out):
-			err = fmt.Errorf("store: delivery enqueue: endpoint %.64q: unexpected script reply %.32q", ds[i].Endpoint, out)
-		}
+	for i, cmd := range evalPipelined(ctx, r.conn.client, r.enqueue, calls) {
+		out, err := r.outcome("delivery enqueue", cmd, calls[i].keys, enqueueOutcomes)
 		queued[i], errs[i] = enqueueResult(ds[i], out, err)
 	}
 	return queued, errs

@@ -337,15 +337,11 @@ func (r *redisLifecycle) Save(ctx context.Context, stored TaskLifecycle, ttl tim
 	if ttl > 0 {
 		expiry = millis(ttl)
 	}
-	open := "0"
-	if openState(stored.State) {
-		open = "1"
-	}
 	res, err := r.saves.do(ctx, lifecycleSave{
 		key:  r.recordKey(stored.Agent, stored.TaskID),
 		args: append([]any{strconv.FormatInt(stored.Rev, 10), expiry}, fields...),
 		base: r.indexBase(stored.Agent),
-		entry: []any{escape(stored.TaskID), "", stored.State, open, escape(stored.Tenant),
+		entry: []any{escape(stored.TaskID), "", stored.State, flag(openState(stored.State)), escape(stored.Tenant),
 			strconv.FormatFloat(activityScore(stored.LastActivity), 'g', -1, 64), expiry},
 	})
 	if err != nil {
