@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -127,30 +128,16 @@ const MaxDedupeResultBytes = 64 << 20
 // keys and tokens come from callers, so their size is bounded before any
 // work is done.
 func checkDedupeKey(tenant, key string) error {
-	if err := checkName("tenant", tenant); err != nil {
-		return err
-	}
-	return checkName("dedupe key", key)
+	return cmp.Or(checkName("tenant", tenant), checkName("dedupe key", key))
 }
 
 func checkDedupeHolder(tenant, key, holder string) error {
-	if err := checkDedupeKey(tenant, key); err != nil {
-		return err
-	}
-	return checkName("holder", holder)
+	return cmp.Or(checkDedupeKey(tenant, key), checkName("holder", holder))
 }
 
 func checkDedupeClaim(tenant, key, fingerprint, holder string, lease, ttl time.Duration) error {
-	if err := checkDedupeHolder(tenant, key, holder); err != nil {
-		return err
-	}
-	if err := checkName("fingerprint", fingerprint); err != nil {
-		return err
-	}
-	if err := checkPositive("lease", lease); err != nil {
-		return err
-	}
-	return checkPositive("ttl", ttl)
+	return cmp.Or(checkDedupeHolder(tenant, key, holder), checkName("fingerprint", fingerprint),
+		checkPositive("lease", lease), checkPositive("ttl", ttl))
 }
 
 func checkDedupeResult(result []byte, ttl time.Duration) error {

@@ -246,18 +246,8 @@ func checkLifecycleTTL(ttl time.Duration) error {
 	return nil
 }
 
-func checkLifecycleTask(agent, taskID string) error {
-	if err := checkName("agent name", agent); err != nil {
-		return err
-	}
-	return checkName("task id", taskID)
-}
-
 func checkLifecycleFilter(f LifecycleFilter, limit int) error {
-	if err := checkName("agent name", f.Agent); err != nil {
-		return err
-	}
-	if err := checkOptionalName("tenant", f.Tenant); err != nil {
+	if err := cmp.Or(checkName("agent name", f.Agent), checkOptionalName("tenant", f.Tenant)); err != nil {
 		return err
 	}
 	if f.State != "" && f.State != LifecycleOpen && !canonicalState(f.State) {
@@ -283,13 +273,7 @@ func (f LifecycleFilter) matches(rec *TaskLifecycle) bool {
 }
 
 func checkLease(name, holder string, ttl time.Duration) error {
-	if err := checkName("lease name", name); err != nil {
-		return err
-	}
-	if err := checkName("lease holder", holder); err != nil {
-		return err
-	}
-	return checkPositive("lease ttl", ttl)
+	return cmp.Or(checkName("lease name", name), checkName("lease holder", holder), checkPositive("lease ttl", ttl))
 }
 
 // activityScore is the position of a record in List's order: LastActivity
@@ -345,7 +329,7 @@ type checkedLifecycle struct {
 }
 
 func (w checkedLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
-	if err := w.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return TaskLifecycle{}, false, err
 	}
 	return w.b.Get(ctx, agent, taskID)
@@ -375,7 +359,7 @@ func (w checkedLifecycle) CountByState(ctx context.Context, agent string) (map[s
 }
 
 func (w checkedLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
-	if err := w.gate.check(checkLifecycleTask(agent, taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return false, err
 	}
 	return w.b.Delete(ctx, agent, taskID)

@@ -218,7 +218,7 @@ func (c checkedOwnership) Resolve(ctx context.Context, agent string, lookups, cl
 // ResolveWithRecord is Resolve alone, with the record unread, where the
 // back end cannot read the record in the same round trip.
 func (c checkedOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
-	if err := c.gate.check(checkResolve(agent, lookups, claims, owner), checkLifecycleTask(agent, taskID)); err != nil {
+	if err := c.gate.check(checkResolve(agent, lookups, claims, owner), checkTaskRef(agent, taskID)); err != nil {
 		return nil, nil, TaskRecord{}, err
 	}
 	rr, ok := c.b.(RecordResolver)

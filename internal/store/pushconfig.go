@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,17 +118,11 @@ func parseWatchMember(m string) (TaskRef, error) {
 }
 
 func checkTaskRef(agent, taskID string) error {
-	if err := checkName("agent name", agent); err != nil {
-		return err
-	}
-	return checkName("task id", taskID)
+	return cmp.Or(checkName("agent name", agent), checkName("task id", taskID))
 }
 
 func checkPushConfigRef(agent, taskID, id string) error {
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return err
-	}
-	return checkBounded("push config id", id, MaxPushConfigIDBytes, true)
+	return cmp.Or(checkTaskRef(agent, taskID), checkBounded("push config id", id, MaxPushConfigIDBytes, true))
 }
 
 func checkBounded(what, s string, limit int, required bool) error {
