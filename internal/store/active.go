@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -20,12 +21,7 @@ type ActiveTasks interface {
 }
 
 func checkTrack(tenant, agent, taskID string) error {
-	for _, f := range []struct{ what, v string }{{"tenant", tenant}, {"agent name", agent}, {"task id", taskID}} {
-		if err := checkName(f.what, f.v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmp.Or(checkName("tenant", tenant), checkTaskRef(agent, taskID))
 }
 
 func checkWindow(window time.Duration) error {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,12 +133,8 @@ const (
 )
 
 func checkChallenge(c Challenge) error {
-	for _, f := range []struct{ what, v string }{
-		{"challenge id", c.ID}, {"agent name", c.Agent}, {"task id", c.TaskID}, {"tenant", c.Tenant}, {"subject", c.Subject},
-	} {
-		if err := checkName(f.what, f.v); err != nil {
-			return err
-		}
+	if err := cmp.Or(checkName("challenge id", c.ID), checkTaskRef(c.Agent, c.TaskID), checkName("tenant", c.Tenant), checkName("subject", c.Subject)); err != nil {
+		return err
 	}
 	if len(c.ContextID) > MaxNameBytes || len(c.Version) > 16 {
 		return fmt.Errorf("%w: context id or version too long", ErrInvalidArgument)
@@ -164,19 +161,7 @@ func checkSealed(what string, b []byte) error {
 }
 
 func checkTaskChallenge(agent, taskID, id string) error {
-	for _, f := range []struct{ what, v string }{{"agent name", agent}, {"task id", taskID}, {"challenge id", id}} {
-		if err := checkName(f.what, f.v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkChallengeLimit(limit int) error {
-	if limit < 1 || limit > MaxChallengeListLimit {
-		return fmt.Errorf("%w: limit must be 1 to %d", ErrInvalidArgument, MaxChallengeListLimit)
-	}
-	return nil
+	return cmp.Or(checkTaskRef(agent, taskID), checkName("challenge id", id))
 }
 
 // checkedChallenges is the Challenges a Store hands out: it refuses every call
@@ -251,7 +236,7 @@ func (w checkedChallenges) Close(ctx context.Context, agent, taskID string) (Cha
 }
 
 func (w checkedChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	if err := w.gate.check(checkName("agent name", agent), checkChallengeLimit(limit)); err != nil {
+	if err := w.gate.check(checkName("agent name", agent), checkLimit(limit, MaxChallengeListLimit)); err != nil {
 		return nil, err
 	}
 	return w.b.Due(ctx, agent, now, limit)

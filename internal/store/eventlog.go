@@ -112,13 +112,7 @@ func (o EventLogOptions) withDefaults() EventLogOptions {
 }
 
 func checkAppend(agent, taskID, id string, payload []byte, at time.Time) (time.Time, error) {
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return time.Time{}, err
-	}
-	if err := checkName("event id", id); err != nil {
-		return time.Time{}, err
-	}
-	if err := checkPayloadSize("event payload", payload); err != nil {
+	if err := cmp.Or(checkTaskRef(agent, taskID), checkName("event id", id), checkPayloadSize("event payload", payload)); err != nil {
 		return time.Time{}, err
 	}
 	if at.IsZero() {
@@ -128,13 +122,7 @@ func checkAppend(agent, taskID, id string, payload []byte, at time.Time) (time.T
 }
 
 func checkAfter(agent, taskID, id string, limit int) error {
-	if err := checkTaskRef(agent, taskID); err != nil {
-		return err
-	}
-	if err := checkOptionalName("event id", id); err != nil {
-		return err
-	}
-	return checkLimit(limit, MaxEventLogReadLimit)
+	return cmp.Or(checkTaskRef(agent, taskID), checkOptionalName("event id", id), checkLimit(limit, MaxEventLogReadLimit))
 }
 
 func checkSnapshot(agent, taskID string, seq int64, snapshot []byte) error {

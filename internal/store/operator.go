@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -71,13 +72,7 @@ func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]T
 }
 
 func checkTaskAttempt(agent, taskID string, a *TaskAttempt) error {
-	if err := checkName("agent name", agent); err != nil {
-		return err
-	}
-	if err := checkName("task id", taskID); err != nil {
-		return err
-	}
-	if err := checkDeliveryRef(a.Endpoint, a.ID); err != nil {
+	if err := cmp.Or(checkTaskRef(agent, taskID), checkDeliveryRef(a.Endpoint, a.ID)); err != nil {
 		return err
 	}
 	if a.At.IsZero() {
