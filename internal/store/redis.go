@@ -98,6 +98,24 @@ func (c *redisConn) acted(op string, cmd *redis.Cmd) (bool, error) {
 	return n == 1, nil
 }
 
+// readHash decodes the reply of an HGETALL of key for operation op; false
+// when there is no such hash.
+func readHash[T any](c *redisConn, op, key string, cmd *redis.MapStringStringCmd, decode func(map[string]string) (T, error)) (T, bool, error) {
+	var zero T
+	h, err := cmd.Result()
+	if err != nil {
+		return zero, false, c.fail(op, err)
+	}
+	if len(h) == 0 {
+		return zero, false, nil
+	}
+	v, err := decode(h)
+	if err != nil {
+		return zero, false, fmt.Errorf("store: %s: key %q: %w", op, key, err)
+	}
+	return v, true, nil
+}
+
 // fail wraps err from operation op. Transport failures and the replies a
 // server gives while it cannot serve become ErrUnavailable; anything else
 // (a wrong password, a refused command) is a fault to report, not to retry.

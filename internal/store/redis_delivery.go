@@ -731,8 +731,7 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 		members = members[:limit]
 		next = encodeCursor(members[limit-1])
 	}
-	type ref struct{ endpoint, id string }
-	refs := make([]ref, len(members))
+	endpoints, keys := make([]string, len(members)), make([]string, len(members))
 	hashes := make([]*redis.MapStringStringCmd, len(members))
 	pipe = r.conn.client.Pipeline()
 	for i, m := range members {
@@ -740,44 +739,33 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 		if err != nil {
 			return nil, "", fmt.Errorf("store: delivery dead letters: %w", err)
 		}
-		refs[i] = ref{ep, id}
-		hashes[i] = pipe.HGetAll(ctx, r.endpointKeys(ep).deadKey(id))
+		endpoints[i], keys[i] = ep, r.endpointKeys(ep).deadKey(id)
+		hashes[i] = pipe.HGetAll(ctx, keys[i])
 	}
 	if len(members) > 0 {
 		_, _ = pipe.Exec(ctx)
 	}
 	out := make([]DeadLetter, 0, len(members))
 	for i, c := range hashes {
-		h, err := c.Result()
+		dl, found, err := readHash(r.conn, "delivery dead letters", keys[i], c, func(h map[string]string) (DeadLetter, error) {
+			return decodeDeadLetter(endpoints[i], h)
+		})
 		if err != nil {
-			return nil, "", r.conn.fail("delivery dead letters", err)
+			return nil, "", err
 		}
-		if len(h) == 0 {
-			continue // redelivered since the index was read
+		// A dead letter that is gone was redelivered since the index was read.
+		if found {
+			out = append(out, dl)
 		}
-		dl, err := decodeDeadLetter(refs[i].endpoint, h)
-		if err != nil {
-			return nil, "", fmt.Errorf("store: delivery dead letters: key %q: %w", r.endpointKeys(refs[i].endpoint).deadKey(refs[i].id), err)
-		}
-		out = append(out, dl)
 	}
 	return out, next, nil
 }
 
 func (r *redisDelivery) GetDeadLetter(ctx context.Context, endpoint, id string) (DeadLetter, bool, error) {
 	key := r.endpointKeys(endpoint).deadKey(id)
-	h, err := r.conn.client.HGetAll(ctx, key).Result()
-	if err != nil {
-		return DeadLetter{}, false, r.conn.fail("delivery get dead letter", err)
-	}
-	if len(h) == 0 {
-		return DeadLetter{}, false, nil
-	}
-	dl, err := decodeDeadLetter(endpoint, h)
-	if err != nil {
-		return DeadLetter{}, false, fmt.Errorf("store: delivery get dead letter: key %q: %w", key, err)
-	}
-	return dl, true, nil
+	return readHash(r.conn, "delivery get dead letter", key, r.conn.client.HGetAll(ctx, key), func(h map[string]string) (DeadLetter, error) {
+		return decodeDeadLetter(endpoint, h)
+	})
 }
 
 func (r *redisDelivery) Redeliver(ctx context.Context, endpoint, id string) error {

@@ -314,18 +314,9 @@ func indexKey(base string, f LifecycleFilter) string {
 
 func (r *redisLifecycle) Get(ctx context.Context, agent, taskID string) (TaskLifecycle, bool, error) {
 	key := r.recordKey(agent, taskID)
-	fields, err := r.conn.client.HGetAll(ctx, key).Result()
-	if err != nil {
-		return TaskLifecycle{}, false, r.conn.fail("lifecycle get", err)
-	}
-	if len(fields) == 0 {
-		return TaskLifecycle{}, false, nil
-	}
-	rec, err := decodeLifecycle(agent, taskID, fields)
-	if err != nil {
-		return TaskLifecycle{}, false, fmt.Errorf("store: lifecycle get: key %q: %w", key, err)
-	}
-	return rec, true, nil
+	return readHash(r.conn, "lifecycle get", key, r.conn.client.HGetAll(ctx, key), func(h map[string]string) (TaskLifecycle, error) {
+		return decodeLifecycle(agent, taskID, h)
+	})
 }
 
 func (r *redisLifecycle) Save(ctx context.Context, stored TaskLifecycle, ttl time.Duration) (int64, bool, error) {
@@ -552,18 +543,15 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 	_, _ = pipe.Exec(ctx)
 	out := make([]*TaskLifecycle, len(keys))
 	for i, c := range cmds {
-		fields, err := c.Result()
+		rec, found, err := readHash(r.conn, "lifecycle list", keys[i], c, func(h map[string]string) (TaskLifecycle, error) {
+			return decodeLifecycle(agent, ids[i], h)
+		})
 		if err != nil {
-			return nil, r.conn.fail("lifecycle list", err)
+			return nil, err
 		}
-		if len(fields) == 0 {
-			continue
+		if found {
+			out[i] = &rec
 		}
-		rec, err := decodeLifecycle(agent, ids[i], fields)
-		if err != nil {
-			return nil, fmt.Errorf("store: lifecycle list: key %q: %w", keys[i], err)
-		}
-		out[i] = &rec
 	}
 	return out, nil
 }
