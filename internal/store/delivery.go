@@ -502,10 +502,14 @@ func (c checkedDelivery) ClaimHead(ctx context.Context, endpoint, holder string,
 	return c.b.ClaimHead(ctx, endpoint, holder, ttl)
 }
 
+// ReleaseEndpoint hands the back end next normalized, now for zero.
 func (c checkedDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
-	_, badNext := nanoTime("next", next)
-	if err := c.gate.check(checkName("endpoint", endpoint), checkName("lease holder", holder), badNext); err != nil {
+	next, err := nanoTime("next", next)
+	if err := c.gate.check(checkName("endpoint", endpoint), checkName("lease holder", holder), err); err != nil {
 		return err
+	}
+	if next.IsZero() {
+		next = time.Now()
 	}
 	return c.b.ReleaseEndpoint(ctx, endpoint, holder, next)
 }

@@ -348,10 +348,11 @@ func (m *memDelivery) RecordAttempt(_ context.Context, endpoint, id string, a At
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	if q == nil {
-		return fmt.Errorf("%w: delivery %.64q is not queued", ErrNotFound, id)
+	var queued bool
+	if q != nil {
+		_, queued = q.queued[id]
 	}
-	if _, ok := q.queued[id]; !ok {
+	if !queued {
 		return fmt.Errorf("%w: delivery %.64q is not queued", ErrNotFound, id)
 	}
 	log := append(q.attempts[id], a)
@@ -395,9 +396,6 @@ func (m *memDelivery) claim(q *memQueue, holder string, ttl time.Duration, now t
 
 func (m *memDelivery) ReleaseEndpoint(_ context.Context, endpoint, holder string, next time.Time) error {
 	now := time.Now()
-	if next.IsZero() {
-		next = now
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)

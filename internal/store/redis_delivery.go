@@ -607,12 +607,8 @@ func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder stri
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
-	now := time.Now()
-	if next.IsZero() {
-		next = now
-	}
 	k := r.endpointKeys(endpoint)
-	if err := r.release.Run(ctx, r.conn.client, k.keys, k.args(now, holder, next.UnixMilli())...).Err(); err != nil {
+	if err := r.release.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err(); err != nil {
 		return r.conn.fail("delivery release", err)
 	}
 	return nil
