@@ -206,11 +206,8 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 		rec.History = make([]TaskTransition, len(history))
 	}
 	for i, tr := range history {
-		if tr.From != "" && !canonicalState(tr.From) {
-			return TaskLifecycle{}, fmt.Errorf("%w: history %d: from state %.32q is not a state name", ErrInvalidArgument, i, tr.From)
-		}
-		if !canonicalState(tr.To) {
-			return TaskLifecycle{}, fmt.Errorf("%w: history %d: to state %.32q is not a state name", ErrInvalidArgument, i, tr.To)
+		if tr.From != "" && !canonicalState(tr.From) || !canonicalState(tr.To) {
+			return TaskLifecycle{}, fmt.Errorf("%w: history %d: transition from %.32q to %.32q names no state", ErrInvalidArgument, i, tr.From, tr.To)
 		}
 		// The message is built only on failure: this runs per entry on
 		// every save.
