@@ -98,6 +98,28 @@ func (c *redisConn) acted(op string, cmd *redis.Cmd) (bool, error) {
 	return n == 1, nil
 }
 
+// pipedEach sends n commands, queue(pipe, i) for each i, in one pipeline
+// (split by node on Cluster) and returns their replies concatenated in
+// order; any failed command fails operation op.
+func pipedEach[T any, C interface{ Result() ([]T, error) }](ctx context.Context, c *redisConn, op string, n int, queue func(pipe redis.Pipeliner, i int) C) ([]T, error) {
+	cmds := make([]C, n)
+	pipe := c.client.Pipeline()
+	for i := range n {
+		cmds[i] = queue(pipe, i)
+	}
+	// Exec reports the first failed command; each one is examined below.
+	_, _ = pipe.Exec(ctx)
+	var out []T
+	for _, cmd := range cmds {
+		vs, err := cmd.Result()
+		if err != nil {
+			return nil, c.fail(op, err)
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
 // readHash decodes the reply of an HGETALL of key for operation op; false
 // when there is no such hash.
 func readHash[T any](c *redisConn, op, key string, cmd *redis.MapStringStringCmd, decode func(map[string]string) (T, error)) (T, bool, error) {

@@ -616,20 +616,11 @@ func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder st
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	cmds := make([]*redis.ZSliceCmd, deliveryBuckets)
-	pipe := r.conn.client.Pipeline()
-	for b := range deliveryBuckets {
-		cmds[b] = pipe.ZRangeByScoreWithScores(ctx, r.bucketBase(b)+":due", &redis.ZRangeBy{Min: "-inf", Max: now, Count: int64(limit)})
-	}
-	// Exec reports the first failed command; each one is examined below.
-	_, _ = pipe.Exec(ctx)
-	var due []redis.Z
-	for _, c := range cmds {
-		zs, err := c.Result()
-		if err != nil {
-			return nil, r.conn.fail("delivery endpoints", err)
-		}
-		due = append(due, zs...)
+	due, err := pipedEach[redis.Z](ctx, r.conn, "delivery endpoints", deliveryBuckets, func(pipe redis.Pipeliner, b int) *redis.ZSliceCmd {
+		return pipe.ZRangeByScoreWithScores(ctx, r.bucketBase(b)+":due", &redis.ZRangeBy{Min: "-inf", Max: now, Count: int64(limit)})
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(due, func(a, b redis.Z) int { return cmp.Compare(a.Score, b.Score) })
 	out := make([]string, 0, min(limit, len(due)))
@@ -707,19 +698,11 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 	if after != "" {
 		lo = "(" + after
 	}
-	cmds := make([]*redis.StringSliceCmd, deliveryBuckets)
-	pipe := r.conn.client.Pipeline()
-	for b := range deliveryBuckets {
-		cmds[b] = pipe.ZRangeByLex(ctx, r.bucketBase(b)+":dead", &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(limit) + 1})
-	}
-	_, _ = pipe.Exec(ctx)
-	var members []string
-	for _, c := range cmds {
-		ms, err := c.Result()
-		if err != nil {
-			return nil, "", r.conn.fail("delivery dead letters", err)
-		}
-		members = append(members, ms...)
+	members, err := pipedEach[string](ctx, r.conn, "delivery dead letters", deliveryBuckets, func(pipe redis.Pipeliner, b int) *redis.StringSliceCmd {
+		return pipe.ZRangeByLex(ctx, r.bucketBase(b)+":dead", &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(limit) + 1})
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	slices.Sort(members)
 	next := ""
@@ -729,7 +712,7 @@ func (r *redisDelivery) DeadLetters(ctx context.Context, cursor string, limit in
 	}
 	endpoints, keys := make([]string, len(members)), make([]string, len(members))
 	hashes := make([]*redis.MapStringStringCmd, len(members))
-	pipe = r.conn.client.Pipeline()
+	pipe := r.conn.client.Pipeline()
 	for i, m := range members {
 		ep, id, err := parseDeadMember(m)
 		if err != nil {

@@ -137,20 +137,11 @@ func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string)
 // Watched reads the first limit entries of every bucket in one pipeline
 // and merges them.
 func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, error) {
-	cmds := make([]*redis.ZSliceCmd, pushWatchBuckets)
-	pipe := r.conn.client.Pipeline()
-	for b := range pushWatchBuckets {
-		cmds[b] = pipe.ZRangeWithScores(ctx, r.watchKey(b), 0, int64(limit-1))
-	}
-	// Exec reports the first failed command; each one is examined below.
-	_, _ = pipe.Exec(ctx)
-	var all []redis.Z
-	for _, c := range cmds {
-		zs, err := c.Result()
-		if err != nil {
-			return nil, r.conn.fail("push config watched", err)
-		}
-		all = append(all, zs...)
+	all, err := pipedEach[redis.Z](ctx, r.conn, "push config watched", pushWatchBuckets, func(pipe redis.Pipeliner, b int) *redis.ZSliceCmd {
+		return pipe.ZRangeWithScores(ctx, r.watchKey(b), 0, int64(limit-1))
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(all, func(a, b redis.Z) int {
 		am, _ := a.Member.(string)
