@@ -34,16 +34,11 @@ type taskAttemptJSON struct {
 }
 
 func (r *redisDeliveryLog) Add(ctx context.Context, agent, taskID string, a TaskAttempt) error {
-	e := taskAttemptJSON{Endpoint: a.Endpoint, ID: a.ID, At: a.At.UnixNano(), Status: a.Status, Latency: int64(a.Latency), Err: a.Err}
-	if !a.RetryAt.IsZero() {
-		e.RetryAt = a.RetryAt.UnixNano()
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
+	// Marshal cannot fail on a struct of integers and strings.
+	b, _ := json.Marshal(taskAttemptJSON{Endpoint: a.Endpoint, ID: a.ID, At: a.At.UnixNano(), Status: a.Status, Latency: int64(a.Latency), Err: a.Err,
+		RetryAt: timeUnixNano(a.RetryAt)})
 	key := r.key(agent, taskID)
-	_, err = r.conn.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := r.conn.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.RPush(ctx, key, b)
 		p.LTrim(ctx, key, -MaxTaskAttempts, -1)
 		p.Expire(ctx, key, TaskAttemptRetention)
@@ -69,13 +64,9 @@ func (r *redisDeliveryLog) List(ctx context.Context, agent, taskID string) ([]Ta
 		if err := json.Unmarshal([]byte(s), &e); err != nil {
 			return nil, fmt.Errorf("store: delivery log list: %w", err)
 		}
-		a := TaskAttempt{Endpoint: e.Endpoint, ID: e.ID, Attempt: Attempt{
-			At: time.Unix(0, e.At).UTC(), Status: e.Status, Latency: time.Duration(e.Latency), Err: e.Err,
-		}}
-		if e.RetryAt != 0 {
-			a.RetryAt = time.Unix(0, e.RetryAt).UTC()
-		}
-		out = append(out, a)
+		out = append(out, TaskAttempt{Endpoint: e.Endpoint, ID: e.ID, Attempt: Attempt{
+			At: time.Unix(0, e.At).UTC(), Status: e.Status, Latency: time.Duration(e.Latency), Err: e.Err, RetryAt: unixNanoTime(e.RetryAt),
+		}})
 	}
 	return out, nil
 }
