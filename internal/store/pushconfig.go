@@ -194,11 +194,13 @@ type pushConfigRecord struct {
 // without misreading records written by older gateways.
 const pushConfigFormat = 1
 
-func encodePushConfig(c PushConfig) ([]byte, error) {
-	return json.Marshal(pushConfigRecord{
+func encodePushConfig(c PushConfig) []byte {
+	// Marshal cannot fail on a struct of integers and strings.
+	b, _ := json.Marshal(pushConfigRecord{
 		V: pushConfigFormat, ID: c.ID, Tenant: c.Tenant, Subject: c.Subject, Version: c.Version.String(),
 		URL: c.URL, Token: c.Token, Scheme: c.AuthScheme, Credentials: c.AuthCredentials,
 	})
+	return b
 }
 
 func decodePushConfig(agent, taskID string, raw []byte) (PushConfig, error) {

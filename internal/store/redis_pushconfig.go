@@ -70,12 +70,8 @@ func (r *redisPushConfigs) watchKey(b int) string {
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	rec, err := encodePushConfig(c)
-	if err != nil {
-		return false, fmt.Errorf("store: push config put: %w", err)
-	}
 	n, err := r.put.Run(ctx, r.conn.client, []string{r.key(c.Agent, c.TaskID)},
-		c.ID, strconv.FormatInt(c.Created.UnixNano(), 10)+"|", rec, MaxPushConfigsPerTask, PushConfigRetention.Milliseconds()).Int()
+		c.ID, strconv.FormatInt(c.Created.UnixNano(), 10)+"|", encodePushConfig(c), MaxPushConfigsPerTask, PushConfigRetention.Milliseconds()).Int()
 	if err != nil {
 		return false, r.conn.fail("push config put", err)
 	}
