@@ -218,10 +218,7 @@ func deliveryBucket(endpoint string) int {
 
 // checkDelivery checks *d and normalizes its Enqueued time in place.
 func checkDelivery(d *Delivery) error {
-	if err := checkDeliveryRef(d.Endpoint, d.ID); err != nil {
-		return err
-	}
-	if err := checkName("task id", d.TaskID); err != nil {
+	if err := cmp.Or(checkDeliveryRef(d.Endpoint, d.ID), checkName("task id", d.TaskID)); err != nil {
 		return err
 	}
 	if len(d.Payload) > MaxDeliveryPayloadBytes {

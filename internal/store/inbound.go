@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -68,10 +69,7 @@ func (c checkedPushSources) Delete(ctx context.Context, agent, taskID string) er
 }
 
 func checkPushSource(s PushSource, ttl time.Duration) (PushSource, error) {
-	if err := checkTaskRef(s.Agent, s.TaskID); err != nil {
-		return PushSource{}, err
-	}
-	if err := checkName("holder", s.Holder); err != nil {
+	if err := cmp.Or(checkTaskRef(s.Agent, s.TaskID), checkName("holder", s.Holder)); err != nil {
 		return PushSource{}, err
 	}
 	if s.SecretHash != nil && len(s.SecretHash) != sha256.Size {

@@ -138,10 +138,7 @@ func checkBounded(what, s string, limit int, required bool) error {
 // checkPushConfig validates c and returns the copy a store keeps: strings
 // that pin no caller buffer, the creation time in UTC (now when zero).
 func checkPushConfig(c PushConfig, now time.Time) (PushConfig, error) {
-	if err := checkPushConfigRef(c.Agent, c.TaskID, c.ID); err != nil {
-		return PushConfig{}, err
-	}
-	if err := checkName("tenant", c.Tenant); err != nil {
+	if err := cmp.Or(checkPushConfigRef(c.Agent, c.TaskID, c.ID), checkName("tenant", c.Tenant)); err != nil {
 		return PushConfig{}, err
 	}
 	if c.Version != a2a.V03 && c.Version != a2a.V10 {
