@@ -141,7 +141,11 @@ func readHash[T any](c *redisConn, op, key string, cmd *redis.MapStringStringCmd
 // fail wraps err from operation op. Transport failures and the replies a
 // server gives while it cannot serve become ErrUnavailable; anything else
 // (a wrong password, a refused command) is a fault to report, not to retry.
+// A nil err stays nil.
 func (c *redisConn) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	// A caller that went away is neither a fault nor an outage.
 	if errors.Is(err, context.Canceled) || !unavailable(err) {
 		return fmt.Errorf("store: %s: %w", op, err)
@@ -291,10 +295,7 @@ func (s *redisStore) Ping(ctx context.Context) error {
 	} else {
 		err = s.conn.client.Ping(ctx).Err()
 	}
-	if err != nil {
-		return s.conn.fail("ping", err)
-	}
-	return nil
+	return s.conn.fail("ping", err)
 }
 
 func (s *redisStore) Close() error {

@@ -41,10 +41,7 @@ func (r *redisActive) Track(ctx context.Context, tenant, agent, taskID string, a
 	} else {
 		err = r.conn.client.ZRem(ctx, r.key(tenant), member).Err()
 	}
-	if err != nil {
-		return r.conn.fail("active tasks track", err)
-	}
-	return nil
+	return r.conn.fail("active tasks track", err)
 }
 
 func (r *redisActive) Count(ctx context.Context, tenant string, window time.Duration) (int, error) {

@@ -608,10 +608,7 @@ func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder stri
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
 	k := r.endpointKeys(endpoint)
-	if err := r.release.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err(); err != nil {
-		return r.conn.fail("delivery release", err)
-	}
-	return nil
+	return r.conn.fail("delivery release", r.release.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {

@@ -53,15 +53,9 @@ func (r *redisPushSources) Get(ctx context.Context, agent, taskID string) (PushS
 func (r *redisPushSources) Put(ctx context.Context, s PushSource, ttl time.Duration) error {
 	// Marshal cannot fail on a struct of integers, strings and bytes.
 	raw, _ := json.Marshal(pushSourceRecord{V: pushSourceFormat, Holder: s.Holder, Secret: s.SecretHash})
-	if err := r.conn.client.Set(ctx, r.key(s.Agent, s.TaskID), raw, ttl).Err(); err != nil {
-		return r.conn.fail("push source put", err)
-	}
-	return nil
+	return r.conn.fail("push source put", r.conn.client.Set(ctx, r.key(s.Agent, s.TaskID), raw, ttl).Err())
 }
 
 func (r *redisPushSources) Delete(ctx context.Context, agent, taskID string) error {
-	if err := r.conn.client.Del(ctx, r.key(agent, taskID)).Err(); err != nil {
-		return r.conn.fail("push source delete", err)
-	}
-	return nil
+	return r.conn.fail("push source delete", r.conn.client.Del(ctx, r.key(agent, taskID)).Err())
 }

@@ -44,10 +44,7 @@ func (r *redisDeliveryLog) Add(ctx context.Context, agent, taskID string, a Task
 		p.Expire(ctx, key, TaskAttemptRetention)
 		return nil
 	})
-	if err != nil {
-		return r.conn.fail("delivery log add", err)
-	}
-	return nil
+	return r.conn.fail("delivery log add", err)
 }
 
 func (r *redisDeliveryLog) List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error) {

@@ -157,10 +157,7 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 }
 
 func (r *redisPushConfigs) Finish(ctx context.Context, agent, taskID string) error {
-	if err := r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), watchMember(agent, taskID)).Err(); err != nil {
-		return r.conn.fail("push config finish", err)
-	}
-	return nil
+	return r.conn.fail("push config finish", r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), watchMember(agent, taskID)).Err())
 }
 
 // decodeStoredPushConfig reads "<created ns>|<record JSON>".
