@@ -189,12 +189,7 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 		"id", c.ID, "ctx", c.ContextID, "ten", c.Tenant, "sub", c.Subject, "ver", c.Version,
 		"sch", c.Scheme, "scp", string(scopes), "url", c.AuthorizationURL, "st", ChallengeOpen,
 		"crt", unixMs(c.Created), "exp", unixMs(c.Expires)}
-	keys := r.taskKeys(c.Agent, c.TaskID)
-	v, err := challengeOpenScript.Run(ctx, r.conn.client, keys, args...).Slice()
-	if err != nil {
-		return Challenge{}, false, r.conn.fail("challenge open", err)
-	}
-	code, cur, _, err := decodeChallengeReply(c.Agent, c.TaskID, v)
+	code, cur, _, err := r.script(ctx, "challenge open", challengeOpenScript, c.Agent, c.TaskID, args...)
 	if err != nil {
 		return Challenge{}, false, err
 	}
@@ -254,25 +249,28 @@ func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Ch
 	return c, err == nil, err
 }
 
-func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
+// byID is Get, with ErrChallengeNotFound for a challenge it does not find.
+func (r *redisChallenges) byID(ctx context.Context, id string) (Challenge, error) {
 	c, ok, err := r.Get(ctx, id)
+	if err == nil && !ok {
+		err = ErrChallengeNotFound
+	}
+	return c, err
+}
+
+func (r *redisChallenges) Complete(ctx context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
+	c, err := r.byID(ctx, id)
 	if err != nil {
 		return Challenge{}, err
-	}
-	if !ok {
-		return Challenge{}, ErrChallengeNotFound
 	}
 	c, _, err = r.run(ctx, "challenge complete", challengeCompleteScript, c.Agent, c.TaskID, id, now, method, sealed, millis(ttl))
 	return c, err
 }
 
 func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
-	c, ok, err := r.Get(ctx, id)
+	c, err := r.byID(ctx, id)
 	if err != nil {
 		return Challenge{}, err
-	}
-	if !ok {
-		return Challenge{}, ErrChallengeNotFound
 	}
 	c, prev, err := r.run(ctx, "challenge oauth begin", challengeBeginScript, c.Agent, c.TaskID, id, now, stateDigest, sealedVerifier)
 	if err != nil {
@@ -310,26 +308,21 @@ func (r *redisChallenges) Use(ctx context.Context, agent, taskID, id string, now
 		return Challenge{}, nil, err
 	}
 	// A used challenge is never due.
-	if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
-		return Challenge{}, nil, r.conn.fail("challenge unindex", err)
+	if err := r.undue(ctx, agent, taskID, id); err != nil {
+		return Challenge{}, nil, err
 	}
 	return c, []byte(cred), nil
 }
 
 func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
-	keys := r.taskKeys(agent, taskID)
-	v, err := challengeExpireScript.Run(ctx, r.conn.client, keys, id, unixMs(now)).Slice()
-	if err != nil {
-		return Challenge{}, false, r.conn.fail("challenge expire", err)
-	}
-	code, c, _, err := decodeChallengeReply(agent, taskID, v)
+	code, c, _, err := r.script(ctx, "challenge expire", challengeExpireScript, agent, taskID, id, unixMs(now))
 	if err != nil {
 		return Challenge{}, false, err
 	}
 	if code == -1 || !c.Pending(now) {
 		// Gone, replaced or no longer pending: not due any more.
-		if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err(); err != nil {
-			return Challenge{}, false, r.conn.fail("challenge unindex", err)
+		if err := r.undue(ctx, agent, taskID, id); err != nil {
+			return Challenge{}, false, err
 		}
 	}
 	if code == -1 {
@@ -339,16 +332,12 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 }
 
 func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	v, err := challengeCloseScript.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), "", 0).Slice()
-	if err != nil {
-		return Challenge{}, false, r.conn.fail("challenge close", err)
-	}
-	code, c, _, err := decodeChallengeReply(agent, taskID, v)
+	code, c, _, err := r.script(ctx, "challenge close", challengeCloseScript, agent, taskID, "", 0)
 	if err != nil || code != 1 {
 		return Challenge{}, false, err
 	}
-	if err := r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, c.ID)).Err(); err != nil {
-		return Challenge{}, false, r.conn.fail("challenge unindex", err)
+	if err := r.undue(ctx, agent, taskID, c.ID); err != nil {
+		return Challenge{}, false, err
 	}
 	return c, true, nil
 }
@@ -373,14 +362,23 @@ func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, 
 	return out, nil
 }
 
-// run runs a transition script on a task's record and maps its code.
-func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
-	args := append([]any{id, unixMs(now)}, extra...)
+// undue takes a challenge out of the agent's expiry set.
+func (r *redisChallenges) undue(ctx context.Context, agent, taskID, id string) error {
+	return r.conn.fail("challenge unindex", r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err())
+}
+
+// script runs s on a task's keys and decodes its reply.
+func (r *redisChallenges) script(ctx context.Context, op string, s *redis.Script, agent, taskID string, args ...any) (int64, Challenge, string, error) {
 	v, err := s.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), args...).Slice()
 	if err != nil {
-		return Challenge{}, "", r.conn.fail(op, err)
+		return 0, Challenge{}, "", r.conn.fail(op, err)
 	}
-	code, c, tail, err := decodeChallengeReply(agent, taskID, v)
+	return decodeChallengeReply(agent, taskID, v)
+}
+
+// run runs a transition script on a task's record and maps its code.
+func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
+	code, c, tail, err := r.script(ctx, op, s, agent, taskID, append([]any{id, unixMs(now)}, extra...)...)
 	if err != nil {
 		return Challenge{}, "", err
 	}
