@@ -288,9 +288,11 @@ type lifecyclePos struct {
 	member string
 }
 
-func (p lifecyclePos) before(q lifecyclePos) bool {
-	return p.score < q.score || p.score == q.score && p.member < q.member
+func (p lifecyclePos) compare(q lifecyclePos) int {
+	return cmp.Or(cmp.Compare(p.score, q.score), strings.Compare(p.member, q.member))
 }
+
+func (p lifecyclePos) before(q lifecyclePos) bool { return p.compare(q) < 0 }
 
 // encodeLifecycleCursor renders the position of the last record a page
 // looked at. The score is written in the shortest form that parses back to

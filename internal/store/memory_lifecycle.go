@@ -136,15 +136,7 @@ func (m *memLifecycle) List(_ context.Context, f LifecycleFilter, cursor string,
 			found = append(found, e)
 		}
 	}
-	slices.SortFunc(found, func(a, b *memLCEntry) int {
-		switch {
-		case a.pos.before(b.pos):
-			return -1
-		case b.pos.before(a.pos):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(found, func(a, b *memLCEntry) int { return a.pos.compare(b.pos) })
 	next := ""
 	if len(found) > limit {
 		found = found[:limit]

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,23 +165,22 @@ func (r *redisChallenges) taskKeys(agent, taskID string) []string {
 	return []string{r.conn.keys.refTagged(challengeFamily, agent, ref), r.conn.keys.refTagged(challengeCredFamily, agent, ref)}
 }
 
-func taskRefValue(agent, taskID string) string { return escape(agent) + "|" + escape(taskID) }
+// escapePair renders the "<agent>|<task id>" of the index strings and the
+// "<task id>|<id>" of the expiry set's members.
+func escapePair(a, b string) string { return escape(a) + "|" + escape(b) }
 
-func parseTaskRefValue(v string) (agent, taskID string, err error) {
-	a, t, ok := strings.Cut(v, "|")
+func unescapePair(v string) (a, b string, err error) {
+	ea, eb, ok := strings.Cut(v, "|")
 	if !ok {
-		return "", "", fmt.Errorf("malformed task reference %q", v)
+		return "", "", fmt.Errorf("malformed pair %q", v)
 	}
-	if agent, err = unescape(a); err != nil {
+	a, errA := unescape(ea)
+	b, errB := unescape(eb)
+	if err := cmp.Or(errA, errB); err != nil {
 		return "", "", err
 	}
-	if taskID, err = unescape(t); err != nil {
-		return "", "", err
-	}
-	return agent, taskID, nil
+	return a, b, nil
 }
-
-func dueMember(taskID, id string) string { return escape(taskID) + "|" + escape(id) }
 
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
 	scopes, _ := json.Marshal(nonNil(c.Scopes))
@@ -195,8 +195,8 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 	}
 	if cur.Status == ChallengeOpen || cur.Status == ChallengeCompleted {
 		pipe := r.conn.client.Pipeline()
-		pipe.Set(ctx, r.conn.keys.tagged(challengeIDFamily, cur.ID), taskRefValue(c.Agent, c.TaskID), ttl)
-		pipe.ZAdd(ctx, r.conn.keys.tagged(challengeDueFamily, c.Agent), redis.Z{Score: float64(cur.Expires.UnixMilli()), Member: dueMember(c.TaskID, cur.ID)})
+		pipe.Set(ctx, r.conn.keys.tagged(challengeIDFamily, cur.ID), escapePair(c.Agent, c.TaskID), ttl)
+		pipe.ZAdd(ctx, r.conn.keys.tagged(challengeDueFamily, c.Agent), redis.Z{Score: float64(cur.Expires.UnixMilli()), Member: escapePair(c.TaskID, cur.ID)})
 		if _, err := pipe.Exec(ctx); err != nil {
 			return Challenge{}, false, r.conn.fail("challenge index", err)
 		}
@@ -230,7 +230,7 @@ func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (ag
 	if err != nil {
 		return "", "", false, r.conn.fail("challenge lookup", err)
 	}
-	agent, taskID, err = parseTaskRefValue(v)
+	agent, taskID, err = unescapePair(v)
 	if err != nil {
 		return "", "", false, fmt.Errorf("store: challenge index %q: %w", key, err)
 	}
@@ -280,7 +280,7 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 	if prev != "" {
 		pipe.Del(ctx, r.conn.keys.tagged(challengeStateFamily, prev))
 	}
-	pipe.Set(ctx, r.conn.keys.tagged(challengeStateFamily, stateDigest), taskRefValue(c.Agent, c.TaskID), max(c.Expires.Sub(now), time.Millisecond))
+	pipe.Set(ctx, r.conn.keys.tagged(challengeStateFamily, stateDigest), escapePair(c.Agent, c.TaskID), max(c.Expires.Sub(now), time.Millisecond))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Challenge{}, r.conn.fail("challenge oauth state", err)
 	}
@@ -351,11 +351,9 @@ func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, 
 	}
 	out := make([]ChallengeRef, 0, len(members))
 	for _, m := range members {
-		t, id, ok := strings.Cut(m, "|")
-		taskID, err1 := unescape(t)
-		cid, err2 := unescape(id)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("store: challenge due: malformed member %q", m)
+		taskID, cid, err := unescapePair(m)
+		if err != nil {
+			return nil, fmt.Errorf("store: challenge due: member %q: %w", m, err)
 		}
 		out = append(out, ChallengeRef{Agent: agent, TaskID: taskID, ID: cid})
 	}
@@ -364,7 +362,7 @@ func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, 
 
 // undue takes a challenge out of the agent's expiry set.
 func (r *redisChallenges) undue(ctx context.Context, agent, taskID, id string) error {
-	return r.conn.fail("challenge unindex", r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), dueMember(taskID, id)).Err())
+	return r.conn.fail("challenge unindex", r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), escapePair(taskID, id)).Err())
 }
 
 // script runs s on a task's keys and decodes its reply.
