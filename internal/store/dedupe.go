@@ -135,11 +135,6 @@ func checkDedupeHolder(tenant, key, holder string) error {
 	return cmp.Or(checkDedupeKey(tenant, key), checkName("holder", holder))
 }
 
-func checkDedupeClaim(tenant, key, fingerprint, holder string, lease, ttl time.Duration) error {
-	return cmp.Or(checkDedupeHolder(tenant, key, holder), checkName("fingerprint", fingerprint),
-		checkPositive("lease", lease), checkPositive("ttl", ttl))
-}
-
 func checkDedupeResult(result []byte, ttl time.Duration) error {
 	if len(result) > MaxDedupeResultBytes {
 		return fmt.Errorf("%w: result is %d bytes, over the limit of %d", ErrInvalidArgument, len(result), MaxDedupeResultBytes)
@@ -163,7 +158,8 @@ type checkedDedupe struct {
 }
 
 func (w checkedDedupe) Claim(ctx context.Context, tenant, key, fingerprint, holder string, lease, ttl time.Duration) (DedupeRecord, ClaimOutcome, error) {
-	if err := w.gate.check(checkDedupeClaim(tenant, key, fingerprint, holder, lease, ttl)); err != nil {
+	if err := w.gate.check(checkDedupeHolder(tenant, key, holder), checkName("fingerprint", fingerprint),
+		checkPositive("lease", lease), checkPositive("ttl", ttl)); err != nil {
 		return DedupeRecord{}, 0, err
 	}
 	return w.b.Claim(ctx, tenant, key, fingerprint, holder, lease, ttl)

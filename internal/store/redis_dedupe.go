@@ -429,13 +429,11 @@ func decodeClaimReply(v any) (DedupeRecord, ClaimOutcome, error) {
 	if err != nil {
 		return DedupeRecord{}, 0, err
 	}
-	switch outcome {
-	case "new":
-		return rec, ClaimNew, nil
-	case "takeover":
-		return rec, ClaimTakeover, nil
-	case "existing":
-		return rec, ClaimExisting, nil
+	// The script names its outcomes as ClaimOutcome.String does.
+	for _, o := range [...]ClaimOutcome{ClaimNew, ClaimTakeover, ClaimExisting} {
+		if outcome == o.String() {
+			return rec, o, nil
+		}
 	}
 	return DedupeRecord{}, 0, fmt.Errorf("unknown claim outcome %.16q", outcome)
 }

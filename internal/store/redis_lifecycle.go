@@ -527,17 +527,15 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 	}
 	ids := make([]string, len(entries))
 	keys := make([]string, len(entries))
+	cmds := make([]*redis.MapStringStringCmd, len(entries))
+	pipe := r.conn.client.Pipeline()
 	for i, p := range entries {
 		id, err := unescape(p.member)
 		if err != nil || id == "" {
 			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", agent, p.member)
 		}
 		ids[i], keys[i] = id, r.recordKey(agent, id)
-	}
-	cmds := make([]*redis.MapStringStringCmd, len(keys))
-	pipe := r.conn.client.Pipeline()
-	for i, k := range keys {
-		cmds[i] = pipe.HGetAll(ctx, k)
+		cmds[i] = pipe.HGetAll(ctx, keys[i])
 	}
 	// Exec reports the first failed command; each one is examined below.
 	_, _ = pipe.Exec(ctx)
