@@ -37,8 +37,8 @@ type DedupeRecord struct {
 	// on a done record, the token of the claim that completed it.
 	Holder string
 	// LeaseExpired is computed when read: the record is in flight and the
-	// holder's lease has run out. Redis measures it with its own clock
-	// (redis.call('TIME')), so the replicas' clocks do not matter.
+	// holder's lease has run out. Redis measures it by the record's own
+	// expiry, on the server's clock, so the replicas' clocks do not matter.
 	LeaseExpired bool
 	// TaskID is set by SetTask while in flight and kept by Complete.
 	TaskID string
