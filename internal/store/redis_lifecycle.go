@@ -394,9 +394,6 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}
 	}
-	if len(failed) == 0 {
-		return
-	}
 	for _, c := range calls {
 		if err, ok := failed[c.req.base]; ok && c.res.ok {
 			c.res.err = err

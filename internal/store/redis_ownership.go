@@ -69,14 +69,13 @@ func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner O
 	out := make([]Owner, len(sets))
 	for i, set := range sets {
 		o, found, err := r.readOwner(set, keys[i], "ownership claim")
-		switch {
-		case err != nil:
+		if err != nil {
 			return nil, err
-		case found:
-			out[i] = o
-		default:
-			out[i] = owner
 		}
+		if !found {
+			o = owner
+		}
+		out[i] = o
 	}
 	return out, nil
 }
