@@ -205,7 +205,8 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 }
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
-	agent, taskID, ok, err := r.lookup(ctx, r.conn.keys.tagged(challengeIDFamily, id), false)
+	key := r.conn.keys.tagged(challengeIDFamily, id)
+	agent, taskID, ok, err := r.lookup(key, r.conn.client.Get(ctx, key))
 	if err != nil || !ok {
 		return Challenge{}, false, err
 	}
@@ -216,14 +217,10 @@ func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, 
 	return c, true, nil
 }
 
-// lookup reads an index string naming a task, deleting it when take is set.
-func (r *redisChallenges) lookup(ctx context.Context, key string, take bool) (agent, taskID string, ok bool, err error) {
-	var v string
-	if take {
-		v, err = r.conn.client.GetDel(ctx, key).Result()
-	} else {
-		v, err = r.conn.client.Get(ctx, key).Result()
-	}
+// lookup reads the reply of a GET or GETDEL of an index string naming a
+// task.
+func (r *redisChallenges) lookup(key string, cmd *redis.StringCmd) (agent, taskID string, ok bool, err error) {
+	v, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
 		return "", "", false, nil
 	}
@@ -288,7 +285,8 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 }
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
-	agent, taskID, ok, err := r.lookup(ctx, r.conn.keys.tagged(challengeStateFamily, stateDigest), true)
+	key := r.conn.keys.tagged(challengeStateFamily, stateDigest)
+	agent, taskID, ok, err := r.lookup(key, r.conn.client.GetDel(ctx, key))
 	if err != nil {
 		return Challenge{}, nil, err
 	}
