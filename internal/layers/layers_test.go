@@ -21,6 +21,8 @@ var layer = map[string]int{
 	"internal/duration":           0,
 	"internal/jose":               0,
 	"internal/layers":             0,
+	"internal/pb/a2a03":           0,
+	"internal/pb/a2a10":           0,
 	"internal/redistest":          0,
 	"internal/telemetry/otlptest": 0,
 	"internal/request":            0,
