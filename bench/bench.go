@@ -2,8 +2,10 @@
 // latency against the bare upstream, net/http/httputil's ReverseProxy and
 // nginx under the same A2A SendMessage load; what JWT authentication,
 // ownership checks in Redis and messageId dedupe add, counted in Redis
-// round trips and JWKS fetches as well as in time; and the memory each idle
-// SSE stream holds in the gateway. Every server runs as its own process on
+// round trips and JWKS fetches as well as in time; the latency each row
+// adds to the bare upstream's at a fixed request rate (open loop, measured
+// from each request's scheduled time); and the memory each idle SSE stream
+// holds in the gateway. Every server runs as its own process on
 // loopback; the load generator and the JWKS endpoint run in the calling
 // process.
 package bench
@@ -47,6 +49,17 @@ type Options struct {
 	// offers PushClients/PushInterval events a second. Default 10ms;
 	// negative streams them back to back.
 	PushInterval time.Duration
+	// OpenRate is the fixed rate of the open-loop measurement, in requests
+	// a second per target; negative skips it. Default 1000.
+	OpenRate float64
+	// OpenDuration is the measured open-loop time per target. Default 15s.
+	OpenDuration time.Duration
+	// OpenRounds splits OpenDuration into that many windows, taken in
+	// turn across the open-loop targets. Default 3.
+	OpenRounds int
+	// OpenSenders bounds the open-loop requests in flight at once.
+	// Default 256.
+	OpenSenders int
 	// PushOnly runs the push-relay measurement alone.
 	PushOnly bool
 	// Targets, when set, names the throughput targets to measure; the
@@ -110,6 +123,18 @@ func (o Options) withDefaults() (Options, error) {
 	case o.PushInterval < 0:
 		o.PushInterval = 0
 	}
+	if o.OpenRate == 0 {
+		o.OpenRate = defaultOpenRate
+	}
+	if o.OpenDuration == 0 {
+		o.OpenDuration = defaultOpenDuration
+	}
+	if o.OpenRounds == 0 {
+		o.OpenRounds = defaultOpenRounds
+	}
+	if o.OpenSenders == 0 {
+		o.OpenSenders = defaultOpenSenders
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -141,6 +166,13 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("push clients must be 1-1000, got %d", o.PushClients)
 	case o.PushInterval > maxPushInterval:
 		return o, fmt.Errorf("push interval must be at most %v, got %v", maxPushInterval, o.PushInterval)
+	case o.OpenRate > 100000:
+		return o, fmt.Errorf("open-loop rate must be at most 100000 req/s, got %g", o.OpenRate)
+	case o.OpenRate > 0 && (o.OpenRounds < 1 || o.OpenDuration > 10*time.Minute ||
+		o.OpenDuration/time.Duration(o.OpenRounds) < max(100*time.Millisecond, time.Duration(10*float64(time.Second)/o.OpenRate))):
+		return o, fmt.Errorf("open-loop rounds must be at least 1 and leave windows of 100ms and 10 requests or more, in at most 10m; got %d rounds of %v at %g req/s", o.OpenRounds, o.OpenDuration, o.OpenRate)
+	case o.OpenSenders < 1 || o.OpenSenders > 10000:
+		return o, fmt.Errorf("open-loop senders must be 1-10000, got %d", o.OpenSenders)
 	case o.PushOnly && o.PushTasks < 0:
 		return o, fmt.Errorf("the push-relay run alone needs push tasks")
 	}
@@ -159,7 +191,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if need := uint64(2*(max(o.Streams, 0)+o.WarmupStreams) + 2*o.Concurrency + 512); limit < need {
+	if need := uint64(2*(max(o.Streams, 0)+o.WarmupStreams) + 2*o.Concurrency + 2*o.OpenSenders + 512); limit < need {
 		return nil, fmt.Errorf("the open-file limit is %d, the run needs about %d: raise the hard limit (ulimit -Hn) or use fewer streams", limit, need)
 	}
 	dir, err := os.MkdirTemp("", "a2abench-")
@@ -212,7 +244,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		},
 	}
 	if !o.PushOnly {
-		if rep.Targets, err = r.throughput(ctx); err != nil {
+		if rep.Targets, rep.OpenLoop, err = r.throughput(ctx); err != nil {
 			return nil, err
 		}
 	}

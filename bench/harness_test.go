@@ -46,6 +46,8 @@ func TestHarnessTiny(t *testing.T) {
 		PushTasks:     tinyPushTasks,
 		PushEvents:    tinyPushEvents,
 		PushClients:   2,
+		OpenRate:      200,
+		OpenDuration:  600 * time.Millisecond,
 		Progress:      &progress,
 	})
 	if err != nil {
@@ -123,18 +125,51 @@ func TestHarnessTiny(t *testing.T) {
 	})
 
 	t.Run("push relay", func(t *testing.T) { checkPushRelay(t, rep.Push, redisErr) })
+	t.Run("open loop", func(t *testing.T) { checkOpenLoop(t, rep) })
 
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{TargetGateway, "idle SSE streams", "targets:"}
+	want := []string{TargetGateway, "idle SSE streams", "open loop", "targets:"}
 	if redisErr == nil {
 		want = append(want, "gateway rows", TargetJWTRedisContext, TargetJWTRedisDedupe, "request path", "JWKS fetches while measured")
 	}
 	for _, want := range want {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+}
+
+// checkOpenLoop checks that every open-loop target measured was sent every
+// scheduled request and answered it, and that the rows behind the
+// baseline are compared with it round by round.
+func checkOpenLoop(t *testing.T, rep *Report) {
+	t.Helper()
+	ol := rep.OpenLoop
+	if ol == nil || ol.Baseline != TargetDirect {
+		t.Fatalf("no open-loop measurement against %s: %+v", TargetDirect, ol)
+	}
+	for _, name := range openLoopTargets {
+		tr := rep.Target(name)
+		ot := ol.target(name)
+		if tr == nil || tr.Skipped != "" {
+			if ot != nil {
+				t.Errorf("%s measured open-loop but not closed-loop", name)
+			}
+			continue
+		}
+		if ot == nil {
+			t.Errorf("%s missing from the open loop", name)
+			continue
+		}
+		// 3 rounds of 200ms at 200 req/s.
+		if ot.Scheduled != 120 || ot.Errors != 0 || len(ot.Rounds) != 3 || ot.P50 <= 0 {
+			t.Errorf("%s: %d scheduled, %d errors %v, %d rounds, p50 %v; want 120, 0, 3 and a latency", name, ot.Scheduled, ot.Errors, ot.ErrorKinds, len(ot.Rounds), ot.P50)
+		}
+		if (name == TargetDirect) != (ot.Added == nil) {
+			t.Errorf("%s: added latency %+v", name, ot.Added)
 		}
 	}
 }
@@ -230,7 +265,7 @@ func TestInterruptStopsEveryChild(t *testing.T) {
 			progress := &cancelOn{trigger: tt.trigger, delay: tt.delay, cancel: cancel}
 			_, err := Run(ctx, Options{
 				Concurrency: 2, Warmup: 100 * time.Millisecond, Duration: tt.duration, Rounds: tt.rounds,
-				Streams: 500, WarmupStreams: 1, Nginx: "off", Progress: progress,
+				Streams: 500, WarmupStreams: 1, Nginx: "off", OpenDuration: 300 * time.Millisecond, Progress: progress,
 			})
 			if err == nil {
 				t.Fatalf("the run finished despite the cancellation\n%s", progress)

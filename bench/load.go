@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ type loadSpec struct {
 	Concurrency int
 	// Timeout bounds one exchange, so a stuck target cannot hang the run.
 	Timeout time.Duration
+	// IDPrefix starts the clients' message and context ids, so that two
+	// loads of one target never send the same id. Default "load".
+	IDPrefix string
 }
 
 // credential is the header a client authenticates with.
@@ -138,9 +142,10 @@ func newLoader(w *wire, spec loadSpec) (*loader, error) {
 		DisableCompression:  true,
 	}
 	l := &loader{wire: w, spec: spec, tr: tr, client: &http.Client{Transport: tr, Timeout: spec.Timeout}}
+	prefix := cmp.Or(spec.IDPrefix, "load")
 	l.workers = make([]*loadWorker, spec.Concurrency)
 	for i := range l.workers {
-		l.workers[i] = &loadWorker{prefix: fmt.Sprintf("load-%d-", i), cred: spec.Creds[i%len(spec.Creds)], hist: NewHistogram(), kinds: map[string]int64{}}
+		l.workers[i] = &loadWorker{prefix: fmt.Sprintf("%s-%d-", prefix, i), cred: spec.Creds[i%len(spec.Creds)], hist: NewHistogram(), kinds: map[string]int64{}}
 	}
 	return l, nil
 }

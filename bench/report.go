@@ -49,9 +49,11 @@ type Report struct {
 	// GatewayRatios compare the gateway rows with one another; absent when
 	// the rows they need were not measured.
 	GatewayRatios *GatewayRatios `json:"gateway_ratios,omitempty"`
-	Streams       *StreamResult  `json:"streams,omitempty"`
-	Push          *PushResult    `json:"push_relay,omitempty"`
-	Verdicts      []Verdict      `json:"verdicts"`
+	// OpenLoop is the fixed-rate measurement; absent when skipped.
+	OpenLoop *OpenLoopResult `json:"open_loop,omitempty"`
+	Streams  *StreamResult   `json:"streams,omitempty"`
+	Push     *PushResult     `json:"push_relay,omitempty"`
+	Verdicts []Verdict       `json:"verdicts"`
 }
 
 // Settings are the run's parameters.
@@ -147,6 +149,7 @@ func (r *Report) evaluate() {
 		)
 	}
 	r.evaluateGateways()
+	r.evaluateOpenLoop()
 	if s := r.Streams; s != nil && s.Opened > 0 {
 		v := Verdict{Name: "RSS per idle stream (KiB)", Value: s.RSSPerStreamKiB,
 			Limit: fmt.Sprintf("<= %.0f KiB", MaxKiBPerStream), Met: s.RSSPerStreamKiB <= MaxKiBPerStream}
@@ -281,6 +284,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	r.writeGatewayTable(&b)
+	r.writeOpenLoopTable(&b)
 	if st := r.Streams; st != nil {
 		fmt.Fprintf(&b, "\nidle SSE streams: %d opened through the gateway in %.1fs (%d failed, %d ended early), after %d warm-up streams\n",
 			st.Opened, st.OpenSeconds, st.Errors, st.EndedEarly, st.WarmupStreams)

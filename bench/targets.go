@@ -223,13 +223,16 @@ type live struct {
 // Only the target being loaded (and the upstream, and Redis for the rows
 // that use it) does any work. A gateway row's counters are read after its
 // warm-up and again once the last round is over.
-func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
+//
+// The open-loop measurement follows on the same started targets, once the
+// closed-loop counters have been read.
+func (r *runner) throughput(ctx context.Context) ([]TargetResult, *OpenLoopResult, error) {
 	var lives []*live
 	out := []TargetResult{}
 	ts := r.targets()
 	selected, err := selectTargets(ts, r.o.Targets)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, t := range ts {
 		if !selected[t.name] {
@@ -238,7 +241,7 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 		}
 		run, skip, err := t.start(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", t.name, err)
 		}
 		out = append(out, TargetResult{Name: t.name, Label: t.label, Skipped: skip})
 		if skip != "" {
@@ -249,12 +252,12 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 		defer run.stop()
 		l, err := newLoader(r.wire, loadSpec{URL: run.url, Creds: run.creds, Shape: run.shape, Concurrency: r.o.Concurrency, Timeout: requestTimeout})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer l.close()
 		if run.shape == shapeFollowUp {
 			if err := l.startConversations(ctx); err != nil {
-				return nil, fmt.Errorf("%s: %w", t.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", t.name, err)
 			}
 		}
 		lives = append(lives, &live{idx: len(out) - 1, name: t.name, run: run, loader: l})
@@ -268,20 +271,20 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 			lv := lives[(k+round)%len(lives)]
 			if round == 0 {
 				if err := r.warm(ctx, lv); err != nil {
-					return nil, fmt.Errorf("%s: %w", lv.name, err)
+					return nil, nil, fmt.Errorf("%s: %w", lv.name, err)
 				}
 			}
 			gw0, rd0, err := r.sampleCPU(lv)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", lv.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", lv.name, err)
 			}
 			rps, err := lv.loader.run(ctx, 0, window)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", lv.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", lv.name, err)
 			}
 			gw1, rd1, err := r.sampleCPU(lv)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", lv.name, err)
+				return nil, nil, fmt.Errorf("%s: %w", lv.name, err)
 			}
 			lv.gatewayCPU += gw1 - gw0
 			lv.redisCPU += rd1 - rd0
@@ -298,7 +301,7 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 		}
 		after, err := settledSnapshot(ctx, lv.run.gw, lv.run.jwks)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", lv.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", lv.name, err)
 		}
 		u := usageBetween(lv.run.store, lv.run.jwks != nil, res.Requests, lv.before, after)
 		if res.Requests > 0 {
@@ -312,7 +315,14 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, error) {
 				u.Background.PerRequest, formatOps(u.Background.ByOp), u.JWKSFetchesMeasured)
 		}
 	}
-	return out, nil
+	if r.o.OpenRate < 0 {
+		return out, nil, nil
+	}
+	ol, err := r.openLoop(ctx, lives)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, ol, nil
 }
 
 // selectTargets is the set of targets names selects, every one of ts when

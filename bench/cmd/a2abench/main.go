@@ -1,11 +1,12 @@
 // Command a2abench measures the gateway against a bare upstream,
 // net/http/httputil's ReverseProxy and nginx; what JWT authentication,
 // ownership checks in Redis and dedupe cost it, in time, Redis round trips
-// and JWKS fetches; the memory each idle SSE stream costs it; and how fast
+// and JWKS fetches; the latency it adds at a fixed rate of requests; the
+// memory each idle SSE stream costs it; and how fast
 // its push relay turns streamed events into webhook deliveries. Run from
 // the module:
 //
-//	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-json out.json]
+//	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-open-rate 1000] [-json out.json]
 //
 // Every server it starts listens on 127.0.0.1 and is stopped before it
 // exits, including on interrupt.
@@ -55,6 +56,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "unrecorded warm-up before each target's window")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time per throughput target")
 	fs.IntVar(&o.Rounds, "rounds", 5, "split the measured time into this many windows, alternating between targets")
+	fs.Float64Var(&o.OpenRate, "open-rate", 1000, "requests a second per target in the open-loop measurement (0 skips it)")
+	fs.DurationVar(&o.OpenDuration, "open-duration", 15*time.Second, "measured open-loop time per target")
+	fs.IntVar(&o.OpenRounds, "open-rounds", 3, "split the open-loop time into this many windows, alternating between targets")
+	fs.IntVar(&o.OpenSenders, "open-senders", 256, "open-loop requests that may be in flight at once")
 	fs.IntVar(&o.Streams, "streams", 5000, "idle SSE streams for the memory measurement (0 skips it)")
 	fs.IntVar(&o.WarmupStreams, "warmup-streams", 16, "streams opened before the baseline memory sample")
 	fs.IntVar(&o.PushTasks, "push-tasks", 480, "tasks the push-relay run streams, each with a push config (0 skips it)")
@@ -105,6 +110,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.PushTasks == 0 {
 		o.PushTasks = -1
+	}
+	if o.OpenRate == 0 {
+		o.OpenRate = -1
 	}
 	o.Progress = stderr
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
