@@ -228,11 +228,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("profile dir: %w", err)
 		}
 	}
-	upURL, _, err := r.startSelf(ctx, "upstream")
+	upURL, upProc, err := r.startSelf(ctx, "upstream")
 	if err != nil {
 		return nil, err
 	}
-	r.upstreamURL = upURL
+	r.upstreamURL, r.upstream = upURL, upProc
 
 	rep := &Report{
 		Machine:         machineInfo(),
@@ -292,6 +292,7 @@ type runner struct {
 	apiKey       string
 	gatewayBin   string
 	upstreamURL  string
+	upstream     *proc
 	nginxVersion string
 	// Started on first use by the rows that need them.
 	redis     *redisServer

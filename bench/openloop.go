@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -176,8 +177,11 @@ type OpenTarget struct {
 	// absent on the baseline and when it was not measured.
 	Added  *Quantiles  `json:"added_median_of_rounds,omitempty"`
 	Rounds []OpenRound `json:"rounds"`
-	// Gateway is what a gateway row's process spent; absent on the others.
-	Gateway *OpenGatewayUsage `json:"gateway,omitempty"`
+	// Processes are the scheduler times of the processes on the way, and
+	// Gateway what a gateway row's collector did; absent when no window
+	// was measured, and Gateway on the other rows.
+	Processes *OpenProcesses    `json:"processes,omitempty"`
+	Gateway   *OpenGatewayUsage `json:"gateway,omitempty"`
 }
 
 // Quantiles are latency quantiles, or differences between two targets'.
@@ -236,14 +240,12 @@ const (
 	gogcMetric     = "go_gc_gogc_percent"
 )
 
-// OpenGatewayUsage is what a gateway row's process spent in the open-loop
-// windows, per answered request and per garbage collection.
+// OpenGatewayUsage is what a gateway row's collector did in the open-loop
+// windows.
 type OpenGatewayUsage struct {
 	// GOGC is the gateway's GC percentage as its runtime reports it.
 	GOGC float64 `json:"gogc_percent"`
-	// CPUMicros per answered request; AllocBytes allocated per answered
-	// request, which is what paces the collector.
-	CPUMicros  float64 `json:"gateway_cpu_us_per_request"`
+	// AllocBytes allocated per answered request, which paces the collector.
 	AllocBytes float64 `json:"allocated_bytes_per_request"`
 	// GCsPerSecond are completed cycles a second of the windows, and
 	// PauseMicros each cycle's mean stop-the-world time.
@@ -251,22 +253,39 @@ type OpenGatewayUsage struct {
 	PauseMicros  float64 `json:"gc_pause_us_per_cycle"`
 }
 
-// runtimeSample is one reading of a gateway row's counters.
-type runtimeSample struct {
-	cpu                         time.Duration
-	cycles, pauses, alloc, gogc float64
+// ProcTimes are one process's scheduler times in the open-loop windows,
+// in microseconds per answered request: on a CPU, and runnable but
+// waiting for one.
+type ProcTimes struct {
+	CPUMicros  float64 `json:"cpu_us_per_request"`
+	WaitMicros float64 `json:"runqueue_wait_us_per_request"`
 }
 
+// OpenProcesses are the scheduler times of the processes a target's
+// requests pass through: the load generator (this process), the
+// upstream, the gateway on a gateway row, and Redis on a row that uses it.
+type OpenProcesses struct {
+	LoadGenerator ProcTimes  `json:"load_generator"`
+	Upstream      ProcTimes  `json:"upstream"`
+	Gateway       *ProcTimes `json:"gateway,omitempty"`
+	Redis         *ProcTimes `json:"redis,omitempty"`
+}
+
+// runtimeSample is one reading of a gateway row's collector counters.
+type runtimeSample struct{ cycles, pauses, alloc, gogc float64 }
+
 func sampleRuntime(ctx context.Context, gw *runningGateway) (runtimeSample, error) {
-	cpu, err := cpuTime(gw.proc.Pid())
-	if err != nil {
-		return runtimeSample{}, err
-	}
 	m, err := scrapeMetrics(ctx, gw.admin+"/metrics", gcCyclesMetric, gcPausesMetric, allocMetric, gogcMetric)
 	if err != nil {
 		return runtimeSample{}, err
 	}
-	return runtimeSample{cpu: cpu, cycles: m[gcCyclesMetric], pauses: m[gcPausesMetric], alloc: m[allocMetric], gogc: m[gogcMetric]}, nil
+	return runtimeSample{cycles: m[gcCyclesMetric], pauses: m[gcPausesMetric], alloc: m[allocMetric], gogc: m[gogcMetric]}, nil
+}
+
+// openSample is one reading of everything a window is measured by.
+type openSample struct {
+	procs   []schedTimes // of openTarget.pids
+	runtime runtimeSample
 }
 
 // openTarget accumulates one target's windows.
@@ -276,39 +295,62 @@ type openTarget struct {
 	latency *Histogram
 	lag     *Histogram
 	res     OpenTarget
-	// Gateway rows only: the process, and its counters summed over the
-	// windows.
+	// pids are the processes the requests pass through, in the order of
+	// OpenProcesses; gw is set on gateway rows, redis on the rows that
+	// use it. used sums their counters over the windows.
+	pids    []int
 	gw      *runningGateway
-	used    runtimeSample
+	redis   bool
+	used    openSample
 	seconds float64
 }
 
-// measure runs one window, reading a gateway row's counters around it.
-func (t *openTarget) measure(ctx context.Context, sched openSchedule, window time.Duration) error {
-	var before runtimeSample
+func (t *openTarget) sample(ctx context.Context) (openSample, error) {
+	var s openSample
+	for _, pid := range t.pids {
+		st, err := readSchedTimes(pid)
+		if err != nil {
+			return s, err
+		}
+		s.procs = append(s.procs, st)
+	}
 	if t.gw != nil {
 		var err error
-		if before, err = sampleRuntime(ctx, t.gw); err != nil {
-			return err
+		if s.runtime, err = sampleRuntime(ctx, t.gw); err != nil {
+			return s, err
 		}
+	}
+	return s, nil
+}
+
+// measure runs one window, reading the counters around it.
+func (t *openTarget) measure(ctx context.Context, sched openSchedule, window time.Duration) error {
+	before, err := t.sample(ctx)
+	if err != nil {
+		return err
 	}
 	w := sched.run(ctx, time.Now(), window, t.send)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("open loop interrupted: %w", err)
 	}
 	t.add(w)
-	if t.gw == nil {
-		return nil
-	}
-	after, err := sampleRuntime(ctx, t.gw)
+	after, err := t.sample(ctx)
 	if err != nil {
 		return err
 	}
-	t.used.cpu += after.cpu - before.cpu
-	t.used.cycles += after.cycles - before.cycles
-	t.used.pauses += after.pauses - before.pauses
-	t.used.alloc += after.alloc - before.alloc
-	t.used.gogc = after.gogc
+	if t.used.procs == nil {
+		t.used.procs = make([]schedTimes, len(t.pids))
+	}
+	for i := range t.pids {
+		d := after.procs[i].minus(before.procs[i])
+		t.used.procs[i].run += d.run
+		t.used.procs[i].wait += d.wait
+	}
+	u, a, b := &t.used.runtime, after.runtime, before.runtime
+	u.cycles += a.cycles - b.cycles
+	u.pauses += a.pauses - b.pauses
+	u.alloc += a.alloc - b.alloc
+	u.gogc = a.gogc
 	t.seconds += window.Seconds()
 	return nil
 }
@@ -337,15 +379,26 @@ func (t *openTarget) finish(base *openTarget) {
 	t.res.Max = Millis(t.latency.Max())
 	t.res.SendLagP99 = Millis(t.lag.Quantile(0.99))
 	t.res.SendLagMax = Millis(t.lag.Max())
-	if n := float64(t.latency.Count()); t.gw != nil && n > 0 && t.seconds > 0 {
-		u := &OpenGatewayUsage{
-			GOGC: t.used.gogc, CPUMicros: float64(t.used.cpu.Microseconds()) / n, AllocBytes: t.used.alloc / n,
-			GCsPerSecond: t.used.cycles / t.seconds,
+	if n := float64(t.latency.Count()); n > 0 && t.seconds > 0 {
+		per := func(st schedTimes) ProcTimes {
+			return ProcTimes{CPUMicros: float64(st.run.Microseconds()) / n, WaitMicros: float64(st.wait.Microseconds()) / n}
 		}
-		if t.used.cycles > 0 {
-			u.PauseMicros = t.used.pauses / t.used.cycles * 1e6
+		p := &OpenProcesses{LoadGenerator: per(t.used.procs[0]), Upstream: per(t.used.procs[1])}
+		if t.gw != nil {
+			g := per(t.used.procs[2])
+			p.Gateway = &g
+			if t.redis {
+				rd := per(t.used.procs[3])
+				p.Redis = &rd
+			}
+			rt := t.used.runtime
+			u := &OpenGatewayUsage{GOGC: rt.gogc, AllocBytes: rt.alloc / n, GCsPerSecond: rt.cycles / t.seconds}
+			if rt.cycles > 0 {
+				u.PauseMicros = rt.pauses / rt.cycles * 1e6
+			}
+			t.res.Gateway = u
 		}
-		t.res.Gateway = u
+		t.res.Processes = p
 	}
 	if base == nil || base == t || len(base.res.Rounds) != len(t.res.Rounds) {
 		return
@@ -377,7 +430,15 @@ func (r *runner) openLoop(ctx context.Context, lives []*live) (*OpenLoopResult, 
 			return nil, err
 		}
 		defer l.close()
-		ts = append(ts, &openTarget{name: name, loader: l, latency: NewHistogram(), lag: NewHistogram(), res: OpenTarget{Name: name}, gw: lv.run.gw})
+		t := &openTarget{name: name, loader: l, latency: NewHistogram(), lag: NewHistogram(), res: OpenTarget{Name: name},
+			pids: []int{os.Getpid(), r.upstream.Pid()}, gw: lv.run.gw}
+		if t.gw != nil {
+			t.pids = append(t.pids, t.gw.proc.Pid())
+			if t.redis = lv.run.store == storeRedis && r.redis != nil; t.redis {
+				t.pids = append(t.pids, r.redis.proc.Pid())
+			}
+		}
+		ts = append(ts, t)
 	}
 	if len(ts) == 0 {
 		return nil, nil
@@ -488,20 +549,26 @@ func (r *Report) writeOpenLoopTable(b *strings.Builder) {
 		fmt.Fprintf(b, row, t.Name, fmt.Sprint(t.Scheduled), fmt.Sprint(t.Errors), fmt.Sprint(t.Late),
 			t.P50, t.P99, t.P999, t.Max, t.SendLagP99, add)
 	}
-	const grow = "  %-14s %6s %9s %14s %8s %13s\n"
-	header := false
+	b.WriteString("CPU and run-queue wait (runnable, no CPU free) per answered request, by process; the gateway's collector\n")
+	const prow = "  %-14s %17s %17s %17s %15s %6s %10s %7s %11s\n"
+	fmt.Fprintf(b, prow, "target", "load gen cpu/wait", "upstream cpu/wait", "gateway cpu/wait", "redis cpu/wait", "GOGC", "allocated", "GCs/s", "pause/cycle")
+	times := func(p *ProcTimes) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f/%.0fus", p.CPUMicros, p.WaitMicros)
+	}
 	for _, t := range ol.Targets {
-		g := t.Gateway
-		if g == nil {
+		p := t.Processes
+		if p == nil {
 			continue
 		}
-		if !header {
-			b.WriteString("gateway rows at the fixed rate: CPU and bytes allocated per answered request, GC cycles and pauses\n")
-			fmt.Fprintf(b, grow, "row", "GOGC", "CPU", "allocated", "GCs/s", "pause/cycle")
-			header = true
+		gogc, alloc, gcs, pause := "-", "-", "-", "-"
+		if g := t.Gateway; g != nil {
+			gogc, alloc = fmt.Sprintf("%.0f", g.GOGC), fmt.Sprintf("%.1f KiB", g.AllocBytes/1024)
+			gcs, pause = fmt.Sprintf("%.1f", g.GCsPerSecond), fmt.Sprintf("%.0fus", g.PauseMicros)
 		}
-		fmt.Fprintf(b, grow, t.Name, fmt.Sprintf("%.0f", g.GOGC), fmt.Sprintf("%.0fus", g.CPUMicros), fmt.Sprintf("%.1f KiB", g.AllocBytes/1024),
-			fmt.Sprintf("%.1f", g.GCsPerSecond), fmt.Sprintf("%.0fus", g.PauseMicros))
+		fmt.Fprintf(b, prow, t.Name, times(&p.LoadGenerator), times(&p.Upstream), times(p.Gateway), times(p.Redis), gogc, alloc, gcs, pause)
 	}
 	b.WriteString("per round: p50 / p99 / p99.9, and added to the baseline in the same round\n")
 	for i := range ol.Rounds {

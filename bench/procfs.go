@@ -114,3 +114,41 @@ func raiseFileLimit() (uint64, error) {
 	}
 	return lim.Cur, nil
 }
+
+// schedTimes are what the scheduler counted for a process's threads, from
+// /proc/<pid>/task/*/schedstat: time on a CPU, and time runnable but
+// waiting for one, which on a shared machine is latency no code can
+// remove. A thread that ends takes its counts with it; the Go runtime
+// keeps its threads.
+type schedTimes struct{ run, wait time.Duration }
+
+func (s schedTimes) minus(o schedTimes) schedTimes {
+	return schedTimes{run: s.run - o.run, wait: s.wait - o.wait}
+}
+
+func readSchedTimes(pid int) (schedTimes, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return schedTimes{}, fmt.Errorf("read scheduler times: %w", err)
+	}
+	var st schedTimes
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended after the listing
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return schedTimes{}, fmt.Errorf("read scheduler times: short schedstat for thread %s of pid %d", t.Name(), pid)
+		}
+		run, err1 := strconv.ParseInt(f[0], 10, 64)
+		wait, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return schedTimes{}, fmt.Errorf("read scheduler times: bad schedstat %q for thread %s of pid %d", b, t.Name(), pid)
+		}
+		st.run += time.Duration(run)
+		st.wait += time.Duration(wait)
+	}
+	return st, nil
+}

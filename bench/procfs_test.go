@@ -38,3 +38,24 @@ func TestCPUTimeOfMissingProcess(t *testing.T) {
 		t.Fatal("no error for a process that cannot exist")
 	}
 }
+
+func TestSchedTimes(t *testing.T) {
+	before, err := readSchedTimes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := range 10_000_000 {
+		x += i
+	}
+	after, err := readSchedTimes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after.minus(before); d.run <= 0 || d.wait < 0 {
+		t.Fatalf("scheduler times moved by %+v while this test burned CPU (%d)", d, x)
+	}
+	if _, err := readSchedTimes(-1); err == nil {
+		t.Fatal("no error for a process that cannot exist")
+	}
+}
