@@ -274,12 +274,17 @@ func (wk *loadWorker) loop(ctx context.Context, client *http.Client, w *wire, sp
 		}
 		if err != nil {
 			wk.errors++
-			if _, ok := wk.kinds[err.Error()]; ok || len(wk.kinds) < maxErrorKinds {
-				wk.kinds[err.Error()]++
-			}
+			countKind(wk.kinds, err)
 			continue
 		}
 		wk.hist.Record(time.Since(start))
+	}
+}
+
+// countKind counts err by its text, among at most maxErrorKinds kinds.
+func countKind(kinds map[string]int64, err error) {
+	if _, ok := kinds[err.Error()]; ok || len(kinds) < maxErrorKinds {
+		kinds[err.Error()]++
 	}
 }
 
