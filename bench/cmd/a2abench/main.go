@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.RedisServer, "redis-server", "", `redis-server binary for the gw-jwt-redis rows (by default looked up on PATH; "off" skips them)`)
 	fs.StringVar(&o.ProfileDir, "pprof", "", "run every gateway in-process with the CPU profiler, writing profiles to this directory")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
-	timeout := fs.Duration("timeout", 6*time.Minute, "abort the whole run after this long")
+	timeout := fs.Duration("timeout", 8*time.Minute, "abort the whole run after this long")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: a2abench [flags]")
 		fs.VisitAll(func(f *flag.Flag) {
