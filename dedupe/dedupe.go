@@ -387,21 +387,46 @@ func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation 
 // retries may change) or body (REST). Member order and white space do not
 // count; numbers are compared as written.
 func fingerprint(op *a2a.Operation, body []byte) (string, error) {
+	// Every first-seen send needs one, so the canonical form's buffers and
+	// the hash are reused: it is needed only until it is hashed.
+	c := canonicalizers.Get().(*canonicalizer)
+	defer releaseCanonicalizer(c)
 	var canon []byte
 	var err error
 	if op.Binding == a2a.BindingJSONRPC {
-		canon, err = canonicalParams(body)
+		canon, err = c.canonicalParams(body)
 	} else {
-		canon, err = canonicalValue(body)
+		canon, err = c.canonicalValue(body)
 	}
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	h.Write([]byte(op.Method.String() + "\n" + op.Binding.String() + "\n"))
-	h.Write(canon)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])), nil
+	if c.sum == nil {
+		c.sum = sha256.New()
+	}
+	c.sum.Reset()
+	c.scratch = append(append(append(append(c.scratch[:0], op.Method.String()...), '\n'), op.Binding.String()...), '\n')
+	c.sum.Write(c.scratch)
+	c.sum.Write(canon)
+	c.scratch = c.sum.Sum(c.scratch[:0])
+	var digest [2 * sha256.Size]byte
+	hex.Encode(digest[:], c.scratch)
+	return string(digest[:]), nil
+}
+
+var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
+
+// maxPooledBytes bounds the buffers a pooled canonicalizer keeps, so that
+// one large body does not stay in memory after its request.
+const maxPooledBytes = 64 << 10
+
+func releaseCanonicalizer(c *canonicalizer) {
+	if cap(c.out)+cap(c.scratch)+cap(c.str)+cap(c.names) > maxPooledBytes {
+		return
+	}
+	// The body is the request's; the pool must not keep it alive.
+	c.src = nil
+	canonicalizers.Put(c)
 }
 
 func newToken() string {
