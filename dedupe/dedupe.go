@@ -279,30 +279,56 @@ func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why st
 
 // renew keeps the claim's lease fresh until the returned stop is called.
 // A timer, not a goroutine, waits between renewals: most sends finish long
-// before the first one is due.
+// before the first one is due, so the renewal's context is made only when
+// one is.
 func (d *Deduper) renew(q request) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	every := d.o.Lease.D() / 3
-	var mu sync.Mutex
-	var t *time.Timer
-	mu.Lock()
-	defer mu.Unlock()
-	t = time.AfterFunc(every, func() {
-		rctx, rcancel := context.WithTimeout(ctx, every)
-		ok, err := d.st.Renew(rctx, q.scope, q.key, q.holder, d.o.Lease.D())
-		rcancel()
-		if ctx.Err() != nil || (err == nil && !ok) {
-			return // stopped, or taken over or finished: nothing left to renew
-		}
-		mu.Lock()
-		t.Reset(every)
-		mu.Unlock()
-	})
-	return func() {
-		cancel()
-		mu.Lock()
-		t.Stop()
-		mu.Unlock()
+	r := &renewal{d: d, q: q}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = time.AfterFunc(d.o.Lease.D()/3, r.run)
+	return r.stop
+}
+
+// renewal is one claim's lease renewal.
+type renewal struct {
+	d *Deduper
+	q request
+
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+	// cancel ends the renewal in flight, if there is one.
+	cancel context.CancelFunc
+}
+
+func (r *renewal) run() {
+	every := r.d.o.Lease.D() / 3
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), every)
+	r.cancel = cancel
+	r.mu.Unlock()
+	ok, err := r.d.st.Renew(ctx, r.q.scope, r.q.key, r.q.holder, r.d.o.Lease.D())
+	cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cancel = nil
+	if r.stopped || (err == nil && !ok) {
+		return // stopped, or taken over or finished: nothing left to renew
+	}
+	r.t.Reset(every)
+}
+
+func (r *renewal) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	r.t.Stop()
+	if r.cancel != nil {
+		r.cancel()
 	}
 }
 
