@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
+	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
 // ChildCommand is the hidden first argument with which the harness runs
@@ -99,6 +100,14 @@ func runGatewayChild(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Tracing as the binary sets it up (off unless OTEL_* asks for it), so
+	// that the profile does not count instrumentation the binary leaves out.
+	tracing, err := telemetry.Setup(ctx)
+	if err != nil {
+		return err
+	}
+	tracing.Install()
+	defer func() { _ = tracing.Shutdown(context.WithoutCancel(ctx)) }()
 	gw, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)

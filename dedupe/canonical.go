@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"hash"
 	"slices"
 	"strings"
 	"unicode/utf16"
@@ -33,9 +34,10 @@ var (
 // canonicalParams returns the canonical form of a JSON-RPC request's
 // params, "null" without params, the way json.Unmarshal into a struct with
 // a params member reads it: the whole body must be valid, names match in
-// any letter case, the last match wins.
-func canonicalParams(body []byte) ([]byte, error) {
-	c := newCanonicalizer(body)
+// any letter case, the last match wins. The bytes may be c's own, good
+// until c is used again.
+func (c *canonicalizer) canonicalParams(body []byte) ([]byte, error) {
+	c.reset(body)
 	out, err := c.params()
 	if errors.Is(err, errTooDeep) {
 		var env struct {
@@ -50,12 +52,13 @@ func canonicalParams(body []byte) ([]byte, error) {
 }
 
 // canonicalValue returns the canonical form of the first JSON value in b,
-// "null" for a blank b.
-func canonicalValue(b []byte) ([]byte, error) {
+// "null" for a blank b. The bytes may be c's own, good until c is used
+// again.
+func (c *canonicalizer) canonicalValue(b []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return []byte("null"), nil
 	}
-	c := newCanonicalizer(b)
+	c.reset(b)
 	out, err := c.top()
 	if errors.Is(err, errTooDeep) {
 		return canonicalSlow(b)
@@ -86,12 +89,21 @@ type canonicalizer struct {
 	scratch []byte
 	str     []byte
 	depth   int
+	// sum is the fingerprint's hash, kept with the buffers for reuse.
+	sum hash.Hash
 }
 
-// newCanonicalizer sizes the buffers for src, which the canonical form of
-// a typical body does not outgrow.
-func newCanonicalizer(src []byte) *canonicalizer {
-	return &canonicalizer{src: src, out: make([]byte, 0, len(src)), names: make([]byte, 0, 256), members: make([]member, 0, 16)}
+// reset readies c for src, keeping the buffers of its earlier uses. They
+// start at the size of src, which the canonical form of a typical body
+// does not outgrow.
+func (c *canonicalizer) reset(src []byte) {
+	if cap(c.out) < len(src) {
+		c.out = make([]byte, 0, len(src))
+	}
+	if c.names == nil {
+		c.names, c.members = make([]byte, 0, 256), make([]member, 0, 16)
+	}
+	*c = canonicalizer{src: src, out: c.out[:0], names: c.names[:0], members: c.members[:0], scratch: c.scratch, str: c.str, sum: c.sum}
 }
 
 // member is one written member of an object: its decoded name in names and

@@ -279,30 +279,56 @@ func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why st
 
 // renew keeps the claim's lease fresh until the returned stop is called.
 // A timer, not a goroutine, waits between renewals: most sends finish long
-// before the first one is due.
+// before the first one is due, so the renewal's context is made only when
+// one is.
 func (d *Deduper) renew(q request) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	every := d.o.Lease.D() / 3
-	var mu sync.Mutex
-	var t *time.Timer
-	mu.Lock()
-	defer mu.Unlock()
-	t = time.AfterFunc(every, func() {
-		rctx, rcancel := context.WithTimeout(ctx, every)
-		ok, err := d.st.Renew(rctx, q.scope, q.key, q.holder, d.o.Lease.D())
-		rcancel()
-		if ctx.Err() != nil || (err == nil && !ok) {
-			return // stopped, or taken over or finished: nothing left to renew
-		}
-		mu.Lock()
-		t.Reset(every)
-		mu.Unlock()
-	})
-	return func() {
-		cancel()
-		mu.Lock()
-		t.Stop()
-		mu.Unlock()
+	r := &renewal{d: d, q: q}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = time.AfterFunc(d.o.Lease.D()/3, r.run)
+	return r.stop
+}
+
+// renewal is one claim's lease renewal.
+type renewal struct {
+	d *Deduper
+	q request
+
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+	// cancel ends the renewal in flight, if there is one.
+	cancel context.CancelFunc
+}
+
+func (r *renewal) run() {
+	every := r.d.o.Lease.D() / 3
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), every)
+	r.cancel = cancel
+	r.mu.Unlock()
+	ok, err := r.d.st.Renew(ctx, r.q.scope, r.q.key, r.q.holder, r.d.o.Lease.D())
+	cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cancel = nil
+	if r.stopped || (err == nil && !ok) {
+		return // stopped, or taken over or finished: nothing left to renew
+	}
+	r.t.Reset(every)
+}
+
+func (r *renewal) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	r.t.Stop()
+	if r.cancel != nil {
+		r.cancel()
 	}
 }
 
@@ -387,21 +413,46 @@ func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation 
 // retries may change) or body (REST). Member order and white space do not
 // count; numbers are compared as written.
 func fingerprint(op *a2a.Operation, body []byte) (string, error) {
+	// Every first-seen send needs one, so the canonical form's buffers and
+	// the hash are reused: it is needed only until it is hashed.
+	c := canonicalizers.Get().(*canonicalizer)
+	defer releaseCanonicalizer(c)
 	var canon []byte
 	var err error
 	if op.Binding == a2a.BindingJSONRPC {
-		canon, err = canonicalParams(body)
+		canon, err = c.canonicalParams(body)
 	} else {
-		canon, err = canonicalValue(body)
+		canon, err = c.canonicalValue(body)
 	}
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	h.Write([]byte(op.Method.String() + "\n" + op.Binding.String() + "\n"))
-	h.Write(canon)
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])), nil
+	if c.sum == nil {
+		c.sum = sha256.New()
+	}
+	c.sum.Reset()
+	c.scratch = append(append(append(append(c.scratch[:0], op.Method.String()...), '\n'), op.Binding.String()...), '\n')
+	c.sum.Write(c.scratch)
+	c.sum.Write(canon)
+	c.scratch = c.sum.Sum(c.scratch[:0])
+	var digest [2 * sha256.Size]byte
+	hex.Encode(digest[:], c.scratch)
+	return string(digest[:]), nil
+}
+
+var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
+
+// maxPooledBytes bounds the buffers a pooled canonicalizer keeps, so that
+// one large body does not stay in memory after its request.
+const maxPooledBytes = 64 << 10
+
+func releaseCanonicalizer(c *canonicalizer) {
+	if cap(c.out)+cap(c.scratch)+cap(c.str)+cap(c.names) > maxPooledBytes {
+		return
+	}
+	// The body is the request's; the pool must not keep it alive.
+	c.src = nil
+	canonicalizers.Put(c)
 }
 
 func newToken() string {
