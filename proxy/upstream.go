@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // upstream is an agent's pool of HTTP/1.1 connections, and the exchange on
@@ -44,6 +46,9 @@ const (
 	// max1xxAnswers bounds the informational answers skipped before the
 	// final one, as Transport does.
 	max1xxAnswers = 5
+	// maxAnswerHeadBytes bounds what is read before an answer's headers
+	// end: Transport's default, so an agent cannot grow them without end.
+	maxAnswerHeadBytes = 10 << 20
 )
 
 // writers buffer requests while they are written; a request is written in
@@ -74,12 +79,20 @@ type upConn struct {
 	pool          *upstream
 	br            *bufio.Reader // nil while idle
 	read, written int64
+	// headLimit, while positive, is how many bytes may be read before the
+	// answer's head is complete.
+	headLimit int64
 	// expiry closes the connection once it has been idle for
 	// idleConnTimeout; it runs only while the connection is pooled.
 	expiry *time.Timer
 }
 
+var errAnswerHeadTooLarge = fmt.Errorf("agent answer headers exceed %d bytes", maxAnswerHeadBytes)
+
 func (c *upConn) Read(p []byte) (int, error) {
+	if c.headLimit > 0 && c.read >= c.headLimit {
+		return 0, errAnswerHeadTooLarge
+	}
 	n, err := c.Conn.Read(p)
 	c.read += int64(n)
 	return n, err
@@ -98,6 +111,10 @@ func (c *upConn) Write(p []byte) (int, error) {
 // unblocks a read waiting on it.
 func (p *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	if err := validHeader(req.Header); err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	for {
 		c, reused, err := p.get(ctx)
 		if err != nil {
@@ -122,6 +139,23 @@ func (p *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// validHeader refuses what Transport refuses to send: a header field the
+// agent could read differently from the gateway, such as a value with a
+// line break (a credential read from a file with its newline).
+func validHeader(h http.Header) error {
+	for k, vs := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("invalid header field name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fmt.Errorf("invalid header field value for %q", k)
+			}
+		}
+	}
+	return nil
 }
 
 // rewind is req with a fresh copy of its body, for another attempt.
@@ -186,6 +220,7 @@ func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Respons
 		c.br.Reset(c)
 	}
 	var resp *http.Response
+	c.headLimit = c.read + maxAnswerHeadBytes
 	for n := 0; ; n++ {
 		if resp, err = http.ReadResponse(c.br, req); err != nil {
 			return fail(err)
@@ -199,6 +234,7 @@ func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Respons
 			return fail(errors.New("too many 1xx informational answers"))
 		}
 	}
+	c.headLimit = 0
 	if tc, ok := c.Conn.(*tls.Conn); ok {
 		st := tc.ConnectionState()
 		resp.TLS = &st

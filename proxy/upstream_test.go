@@ -312,6 +312,23 @@ func TestUpstreamDialFailureNotSent(t *testing.T) {
 	}
 }
 
+func TestUpstreamRefusesInvalidHeader(t *testing.T) {
+	a := newRawAgent(t, answerAll(""))
+	p := testPool(a)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.url(), bytes.NewReader([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer x\n")
+	if resp, err := p.RoundTrip(req); err == nil {
+		resp.Body.Close()
+		t.Fatal("a header value with a line break was sent")
+	}
+	if n := a.connCount(); n != 0 {
+		t.Fatalf("%d connections made for a refused request", n)
+	}
+}
+
 func TestUpstreamAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://a.example":        "a.example:80",
