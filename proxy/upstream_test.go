@@ -23,7 +23,7 @@ type rawAgent struct {
 	conns int
 }
 
-func newRawAgent(t *testing.T, serve func(n int, c net.Conn, br *bufio.Reader)) *rawAgent {
+func newRawAgent(t testing.TB, serve func(n int, c net.Conn, br *bufio.Reader)) *rawAgent {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -315,6 +315,7 @@ func TestUpstreamDialFailureNotSent(t *testing.T) {
 func TestUpstreamRefusesInvalidHeader(t *testing.T) {
 	a := newRawAgent(t, answerAll(""))
 	p := testPool(a)
+	defer p.closeIdle()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.url(), bytes.NewReader([]byte(`{}`)))
 	if err != nil {
 		t.Fatal(err)
