@@ -24,7 +24,10 @@ import (
 // and answer across them, which costs wake-ups and context switches per
 // request and two goroutine stacks per open stream. The request is written
 // by (*http.Request).Write and the answer read by http.ReadResponse, the
-// bytes and parser Transport uses.
+// bytes and parser Transport uses. A request is written whole before its
+// answer is read, so an Expect: 100-continue is not waited for. Agents are
+// dialed directly, never through an HTTP proxy, which would see tenant
+// data.
 type upstream struct {
 	addr string      // host:port dialed
 	tls  *tls.Config // nil for http agents
@@ -39,7 +42,8 @@ type upstream struct {
 	idle []*upConn // the most recently used last
 }
 
-// Idle connection limits, as the Transport the pool replaced kept them.
+// Idle connection limits of each pool: 512 kept, each closed after 90
+// seconds unused.
 const (
 	maxIdlePerAgent = 512
 	idleConnTimeout = 90 * time.Second
@@ -47,7 +51,7 @@ const (
 	// final one, as Transport does.
 	max1xxAnswers = 5
 	// maxAnswerHeadBytes bounds what is read before an answer's headers
-	// end: Transport's default, so an agent cannot grow them without end.
+	// end (Transport's default), so an agent cannot grow them without end.
 	maxAnswerHeadBytes = 10 << 20
 )
 
