@@ -30,7 +30,7 @@ type Agent struct {
 	// transport carries request/answer exchanges, streams the event
 	// streams; each is its pool below with a client span per call.
 	transport, streams http.RoundTripper
-	pools              [2]*http.Transport
+	pools              [2]*upstream
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
 }
@@ -49,10 +49,9 @@ func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 		Upstream:   u,
 		PublicBase: strings.TrimSuffix(publicURL, "/") + "/agents/" + c.Name,
 		cfg:        c,
-		// Requests are written once, so a small write buffer suffices; the
-		// stream pool reads with a small buffer too, because thousands of
-		// idle streams each hold one connection and its buffers.
-		pools: [2]*http.Transport{newTransport(dialer, c, 4096), newTransport(dialer, c, 1024)},
+		// The stream pool reads with a small buffer, because thousands of
+		// idle streams each hold one connection and its buffer.
+		pools: [2]*upstream{newUpstream(u, dialer, c.Timeouts.Connect.D(), 4096), newUpstream(u, dialer, c.Timeouts.Connect.D(), 1024)},
 	}
 	a.transport = telemetry.Transport(a.pools[0], "call "+c.Name)
 	a.streams = telemetry.Transport(a.pools[1], "call "+c.Name)
@@ -81,24 +80,6 @@ func (a *Agent) upstreamURL(escapedPath, rawQuery string) *url.URL {
 
 func (a *Agent) close() {
 	for _, p := range a.pools {
-		p.CloseIdleConnections()
-	}
-}
-
-// newTransport is an agent's connection pool. Each agent has its own, so
-// one slow agent cannot exhaust the connections of another.
-func newTransport(dialer *net.Dialer, c config.Agent, readBuffer int) *http.Transport {
-	return &http.Transport{
-		Proxy:                 nil, // agents are reached directly; an HTTP proxy would see tenant data
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   c.Timeouts.Connect.D(),
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   512,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		// Bodies are observed, so the agent must not compress them.
-		DisableCompression: true,
-		ReadBufferSize:     readBuffer,
-		WriteBufferSize:    512,
+		p.closeIdle()
 	}
 }

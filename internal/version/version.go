@@ -8,6 +8,7 @@ package version
 import (
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // version is the release version; a build without the ldflags override
@@ -76,8 +77,10 @@ func fromBuildInfo(b Build, info *debug.BuildInfo) Build {
 // Version is the release version, or "dev".
 func Version() string { return Get().Version }
 
-// UserAgent is the product token outbound requests carry.
-func UserAgent() string { return "a2a-gateway/" + Version() }
+// UserAgent is the product token outbound requests carry. It is read once:
+// every forwarded request names it, and reading the build info takes
+// microseconds.
+var UserAgent = sync.OnceValue(func() string { return "a2a-gateway/" + Version() })
 
 // String is the one line the version command prints.
 func (b Build) String() string {
