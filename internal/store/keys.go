@@ -89,6 +89,28 @@ func escape(s string) string {
 	return b.String()
 }
 
+// escapePair renders "<a>|<b>", both escaped, so the "|" between them is
+// unambiguous: the index strings and members that name a task or a
+// task's challenge.
+func escapePair(a, b string) string { return escape(a) + "|" + escape(b) }
+
+// unescapePair reverses escapePair; neither half may be empty.
+func unescapePair(v string) (a, b string, err error) {
+	ea, eb, _ := strings.Cut(v, "|")
+	a, errA := unescape(ea)
+	b, errB := unescape(eb)
+	if errA != nil || errB != nil || a == "" || b == "" {
+		return "", "", fmt.Errorf("malformed pair %.64q", v)
+	}
+	return a, b, nil
+}
+
+// parseTaskRef reads the escapePair of a task's agent and id.
+func parseTaskRef(v string) (TaskRef, error) {
+	agent, taskID, err := unescapePair(v)
+	return TaskRef{Agent: agent, TaskID: taskID}, err
+}
+
 // luaEscape is escape for the scripts that build keys from what they read
 // in Redis (a dead letter's key from its queue entry's id), which Go does
 // not know when it calls them. TestLuaEscapeIsEscape keeps the two in step.

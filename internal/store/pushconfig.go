@@ -98,41 +98,12 @@ func pushWatchBucket(agent, taskID string) int {
 	return int(h.Sum32() % pushWatchBuckets)
 }
 
-// watchMember is a task's member in the watched index: escaped agent and
-// task id, so the "|" between them is unambiguous.
-func watchMember(agent, taskID string) string {
-	return escape(agent) + "|" + escape(taskID)
-}
-
-func parseWatchMember(m string) (TaskRef, error) {
-	a, t, ok := strings.Cut(m, "|")
-	if !ok {
-		return TaskRef{}, fmt.Errorf("watched index member %.64q is malformed", m)
-	}
-	agent, err1 := unescape(a)
-	task, err2 := unescape(t)
-	if err1 != nil || err2 != nil || agent == "" || task == "" {
-		return TaskRef{}, fmt.Errorf("watched index member %.64q is malformed", m)
-	}
-	return TaskRef{Agent: agent, TaskID: task}, nil
-}
-
 func checkTaskRef(agent, taskID string) error {
 	return cmp.Or(checkName("agent name", agent), checkName("task id", taskID))
 }
 
 func checkPushConfigRef(agent, taskID, id string) error {
 	return cmp.Or(checkTaskRef(agent, taskID), checkBounded("push config id", id, MaxPushConfigIDBytes, true))
-}
-
-func checkBounded(what, s string, limit int, required bool) error {
-	if required && s == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
-	}
-	if len(s) > limit {
-		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), limit)
-	}
-	return nil
 }
 
 // checkPushConfig validates c and returns the copy a store keeps: strings

@@ -1,13 +1,11 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -165,23 +163,6 @@ func (r *redisChallenges) taskKeys(agent, taskID string) []string {
 	return []string{r.conn.keys.refTagged(challengeFamily, agent, ref), r.conn.keys.refTagged(challengeCredFamily, agent, ref)}
 }
 
-// escapePair renders the "<agent>|<task id>" of the index strings and the
-// "<task id>|<id>" of the expiry set's members.
-func escapePair(a, b string) string { return escape(a) + "|" + escape(b) }
-
-func unescapePair(v string) (a, b string, err error) {
-	ea, eb, ok := strings.Cut(v, "|")
-	if !ok {
-		return "", "", fmt.Errorf("malformed pair %q", v)
-	}
-	a, errA := unescape(ea)
-	b, errB := unescape(eb)
-	if err := cmp.Or(errA, errB); err != nil {
-		return "", "", err
-	}
-	return a, b, nil
-}
-
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
 	scopes, _ := json.Marshal(nonNil(c.Scopes))
 	ttl := c.Expires.Sub(c.Created) + keep
@@ -206,44 +187,22 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
 	key := r.conn.keys.tagged(challengeIDFamily, id)
-	agent, taskID, ok, err := r.lookup(key, r.conn.client.Get(ctx, key))
+	ref, ok, err := readValue(r.conn, "challenge lookup", key, r.conn.client.Get(ctx, key), parseTaskRef)
 	if err != nil || !ok {
 		return Challenge{}, false, err
 	}
-	c, ok, err := r.Current(ctx, agent, taskID)
+	c, ok, err := r.Current(ctx, ref.Agent, ref.TaskID)
 	if err != nil || !ok || c.ID != id {
 		return Challenge{}, false, err
 	}
 	return c, true, nil
 }
 
-// lookup reads the reply of a GET or GETDEL of an index string naming a
-// task.
-func (r *redisChallenges) lookup(key string, cmd *redis.StringCmd) (agent, taskID string, ok bool, err error) {
-	v, err := cmd.Result()
-	if errors.Is(err, redis.Nil) {
-		return "", "", false, nil
-	}
-	if err != nil {
-		return "", "", false, r.conn.fail("challenge lookup", err)
-	}
-	agent, taskID, err = unescapePair(v)
-	if err != nil {
-		return "", "", false, fmt.Errorf("store: challenge index %q: %w", key, err)
-	}
-	return agent, taskID, true, nil
-}
-
 func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
-	if err != nil {
-		return Challenge{}, false, r.conn.fail("challenge get", err)
-	}
-	if fields["id"] == "" {
-		return Challenge{}, false, nil
-	}
-	c, err := decodeChallenge(agent, taskID, fields)
-	return c, err == nil, err
+	key := r.taskKeys(agent, taskID)[0]
+	return readHash(r.conn, "challenge get", key, r.conn.client.HGetAll(ctx, key), func(f map[string]string) (Challenge, error) {
+		return decodeChallenge(agent, taskID, f)
+	})
 }
 
 // byID is Get, with ErrChallengeNotFound for a challenge it does not find.
@@ -286,14 +245,14 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
 	key := r.conn.keys.tagged(challengeStateFamily, stateDigest)
-	agent, taskID, ok, err := r.lookup(key, r.conn.client.GetDel(ctx, key))
+	ref, ok, err := readValue(r.conn, "challenge lookup", key, r.conn.client.GetDel(ctx, key), parseTaskRef)
+	if err == nil && !ok {
+		err = ErrChallengeNotFound
+	}
 	if err != nil {
 		return Challenge{}, nil, err
 	}
-	if !ok {
-		return Challenge{}, nil, ErrChallengeNotFound
-	}
-	c, verifier, err := r.run(ctx, "challenge oauth take", challengeTakeScript, agent, taskID, "", now, stateDigest)
+	c, verifier, err := r.run(ctx, "challenge oauth take", challengeTakeScript, ref.Agent, ref.TaskID, "", now, stateDigest)
 	if err != nil {
 		return Challenge{}, nil, err
 	}
@@ -369,7 +328,11 @@ func (r *redisChallenges) script(ctx context.Context, op string, s *redis.Script
 	if err != nil {
 		return 0, Challenge{}, "", r.conn.fail(op, err)
 	}
-	return decodeChallengeReply(agent, taskID, v)
+	code, c, extra, err := decodeChallengeReply(agent, taskID, v)
+	if err != nil {
+		return 0, Challenge{}, "", fmt.Errorf("store: %s: %w", op, err)
+	}
+	return code, c, extra, nil
 }
 
 // run runs a transition script on a task's record and maps its code.
@@ -392,7 +355,7 @@ func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, a
 // decodeChallengeReply reads {code, [fields], [extra]}.
 func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challenge, extra string, err error) {
 	if len(v) == 0 {
-		return 0, Challenge{}, "", errors.New("store: challenge: empty script reply")
+		return 0, Challenge{}, "", errors.New("empty script reply")
 	}
 	code, _ = v[0].(int64)
 	if len(v) < 2 {
@@ -420,10 +383,10 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 		Version: f["ver"], Scheme: f["sch"], AuthorizationURL: f["url"], Status: f["st"], Method: f["m"],
 	}
 	if c.ID == "" {
-		return Challenge{}, fmt.Errorf("store: challenge of task %q: record without id", taskID)
+		return Challenge{}, fmt.Errorf("challenge of task %q: record without id", taskID)
 	}
 	if err := json.Unmarshal([]byte(f["scp"]), &c.Scopes); err != nil {
-		return Challenge{}, fmt.Errorf("store: challenge %q: scopes: %w", c.ID, err)
+		return Challenge{}, fmt.Errorf("challenge %q: scopes: %w", c.ID, err)
 	}
 	for _, t := range []struct {
 		field string
@@ -434,7 +397,7 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 		}
 		ms, err := strconv.ParseInt(f[t.field], 10, 64)
 		if err != nil {
-			return Challenge{}, fmt.Errorf("store: challenge %q: %s: %w", c.ID, t.field, err)
+			return Challenge{}, fmt.Errorf("challenge %q: %s: %w", c.ID, t.field, err)
 		}
 		*t.dst = time.UnixMilli(ms).UTC()
 	}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,7 +53,7 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 	}); err != nil {
 		return nil, r.conn.fail("ownership claim", err)
 	}
-	return r.claimed(sets, keys, owner)
+	return readOwners(r.conn, "ownership claim", sets, keys, owner)
 }
 
 // claimCmd queues the SET NX GET that claims key for the encoded owner.
@@ -63,17 +61,17 @@ func (r *redisOwnership) claimCmd(ctx context.Context, pipe redis.Pipeliner, key
 	return pipe.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
 }
 
-// claimed reads the replies of claimCmd: owner where the record was
-// created, else the owner on record.
-func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner Owner) ([]Owner, error) {
-	out := make([]Owner, len(sets))
-	for i, set := range sets {
-		o, found, err := r.readOwner(set, keys[i], "ownership claim")
+// readOwners decodes the replies of GETs, or of claimCmd's SET GETs, of
+// keys: the owner on record, or absent where there was none.
+func readOwners[C interface{ Result() (string, error) }](c *redisConn, op string, cmds []C, keys []string, absent Owner) ([]Owner, error) {
+	out := make([]Owner, len(cmds))
+	for i, cmd := range cmds {
+		o, found, err := readValue(c, op, keys[i], cmd, decodeOwner)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
-			o = owner
+			o = absent
 		}
 		out[i] = o
 	}
@@ -87,13 +85,13 @@ func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) (
 }
 
 // Resolve sends the lookups' GETs and the claims' SET NX GET in one
-// pipeline.
+// pipeline; claims alone share Claim's.
 func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
-	if len(claims) == 0 {
+	switch {
+	case len(claims) == 0:
 		found, err := r.Lookup(ctx, agent, lookups)
 		return found, nil, err
-	}
-	if len(lookups) == 0 {
+	case len(lookups) == 0:
 		claimed, err := r.Claim(ctx, agent, claims, owner)
 		return nil, claimed, err
 	}
@@ -114,16 +112,13 @@ func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lo
 		return nil, nil, TaskRecord{}, err
 	}
 	var rec TaskRecord
-	if fields, err := cmd.Result(); err == nil {
-		rec.Read = true
-		if len(fields) > 0 {
-			if rec.Lifecycle, err = decodeLifecycle(agent, taskID, fields); err != nil {
-				rec = TaskRecord{}
-			} else {
-				rec.Found = true
-			}
-		}
+	rec.Lifecycle, rec.Found, err = readHash(r.conn, "lifecycle get", recKey, cmd, func(h map[string]string) (TaskLifecycle, error) {
+		return decodeLifecycle(agent, taskID, h)
+	})
+	if err != nil {
+		return found, claimed, TaskRecord{}, nil
 	}
+	rec.Read = true
 	return found, claimed, rec, nil
 }
 
@@ -145,39 +140,15 @@ func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, cla
 		rec = pipe.HGetAll(ctx, recKey)
 	}
 	_, _ = pipe.Exec(ctx)
-
-	found := make([]Owner, len(lookups))
-	for i, g := range gets {
-		o, ok, err := r.readOwner(g, lkeys[i], "ownership lookup")
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if ok {
-			found[i] = o
-		}
+	found, err := readOwners(r.conn, "ownership lookup", gets, lkeys, Owner{})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	claimed, err := r.claimed(sets, ckeys, owner)
+	claimed, err := readOwners(r.conn, "ownership claim", sets, ckeys, owner)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return found, claimed, rec, nil
-}
-
-// readOwner decodes a GET (or SET GET) reply; ok is false when the key did
-// not exist.
-func (r *redisOwnership) readOwner(g interface{ Result() (string, error) }, key, op string) (Owner, bool, error) {
-	v, err := g.Result()
-	if errors.Is(err, redis.Nil) {
-		return Owner{}, false, nil
-	}
-	if err != nil {
-		return Owner{}, false, r.conn.fail(op, err)
-	}
-	o, err := decodeOwner(v)
-	if err != nil {
-		return Owner{}, false, fmt.Errorf("store: %s: key %q: %w", op, key, err)
-	}
-	return o, true, nil
 }
 
 func (r *redisOwnership) keys(agent string, refs []Ref) []string {

@@ -82,7 +82,7 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 	// stored the config, and its retry adds the task.
 	wk := r.watchKey(pushWatchBucket(c.Agent, c.TaskID))
 	pipe := r.conn.client.Pipeline()
-	pipe.ZAddNX(ctx, wk, redis.Z{Score: float64(c.Created.UnixMilli()), Member: watchMember(c.Agent, c.TaskID)})
+	pipe.ZAddNX(ctx, wk, redis.Z{Score: float64(c.Created.UnixMilli()), Member: escapePair(c.Agent, c.TaskID)})
 	pipe.ZRemRangeByScore(ctx, wk, "-inf", "("+strconv.FormatInt(time.Now().Add(-PushConfigRetention).UnixMilli(), 10))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return false, r.conn.fail("push config watch", err)
@@ -91,18 +91,10 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 }
 
 func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	v, err := r.conn.client.HGet(ctx, r.key(agent, taskID), id).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return PushConfig{}, false, nil
-	}
-	if err != nil {
-		return PushConfig{}, false, r.conn.fail("push config get", err)
-	}
-	c, err := decodeStoredPushConfig(agent, taskID, v)
-	if err != nil {
-		return PushConfig{}, false, fmt.Errorf("store: push config get: %w", err)
-	}
-	return c, true, nil
+	key := r.key(agent, taskID)
+	return readValue(r.conn, "push config get", key, r.conn.client.HGet(ctx, key, id), func(v string) (PushConfig, error) {
+		return decodeStoredPushConfig(agent, taskID, []byte(v))
+	})
 }
 
 func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]PushConfig, error) {
@@ -147,7 +139,7 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 	out := make([]TaskRef, 0, min(limit, len(all)))
 	for _, z := range all[:min(limit, len(all))] {
 		m, _ := z.Member.(string)
-		ref, err := parseWatchMember(m)
+		ref, err := parseTaskRef(m)
 		if err != nil {
 			return nil, fmt.Errorf("store: push config watched: %w", err)
 		}
@@ -157,7 +149,7 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 }
 
 func (r *redisPushConfigs) Finish(ctx context.Context, agent, taskID string) error {
-	return r.conn.fail("push config finish", r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), watchMember(agent, taskID)).Err())
+	return r.conn.fail("push config finish", r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), escapePair(agent, taskID)).Err())
 }
 
 // decodeStoredPushConfig reads "<created ns>|<record JSON>".
