@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -79,9 +80,6 @@ func checkPushSource(s PushSource, ttl time.Duration) (PushSource, error) {
 		return PushSource{}, err
 	}
 	s.Agent, s.TaskID, s.Holder = strings.Clone(s.Agent), strings.Clone(s.TaskID), strings.Clone(s.Holder)
-	s.SecretHash = append([]byte(nil), s.SecretHash...)
-	if len(s.SecretHash) == 0 {
-		s.SecretHash = nil
-	}
+	s.SecretHash = bytes.Clone(s.SecretHash)
 	return s, nil
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/list"
 	"context"
 	"slices"
 	"strings"
@@ -9,31 +8,25 @@ import (
 	"time"
 )
 
-// memChallenges keeps each task's current challenge in a map, with the
-// same transitions as the Redis scripts under one mutex. Records are kept
-// in creation order for the size bound; their lifetimes (like Redis key
+// memChallenges keeps each task's current challenge, with the same
+// transitions as the Redis scripts under one mutex. Records are kept in
+// creation order for the size bound; their lifetimes (like Redis key
 // lifetimes) follow this process's clock, while expiry is decided by the
 // caller's now.
 type memChallenges struct {
-	max int
-
 	mu     sync.Mutex
-	byTask map[memTaskKey]*list.Element // of *memChallenge
-	order  *list.List                   // oldest first
-	byID   map[string]memTaskKey
+	recs   *memRecords[TaskRef, *memChallenge]
+	byID   map[string]TaskRef
 	states map[string]memState
 	// due holds the tasks whose challenge is open or completed.
-	due map[memTaskKey]struct{}
+	due map[TaskRef]struct{}
 }
 
 var _ Challenges = (*memChallenges)(nil)
 
-type memTaskKey struct{ agent, taskID string }
-
 type memChallenge struct {
-	key         memTaskKey
+	key         TaskRef
 	c           Challenge
-	keepUntil   time.Time
 	cred        []byte
 	credUntil   time.Time
 	stateDigest string
@@ -41,43 +34,33 @@ type memChallenge struct {
 }
 
 type memState struct {
-	key   memTaskKey
+	key   TaskRef
 	until time.Time
 }
 
 func newMemChallenges(maxEntries int) *memChallenges {
-	return &memChallenges{
-		max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
-		byID: map[string]memTaskKey{}, states: map[string]memState{}, due: map[memTaskKey]struct{}{},
+	m := &memChallenges{
+		recs: newMemRecords[TaskRef, *memChallenge](maxEntries),
+		byID: map[string]TaskRef{}, states: map[string]memState{}, due: map[TaskRef]struct{}{},
 	}
+	m.recs.dropped = func(rec *memChallenge) {
+		delete(m.due, rec.key)
+		if m.byID[rec.c.ID] == rec.key {
+			delete(m.byID, rec.c.ID)
+		}
+		if rec.stateDigest != "" {
+			delete(m.states, rec.stateDigest)
+		}
+	}
+	return m
 }
 
 // get returns the record of a task, unless it is past its retention at
 // now; the zero now leaves retention to the sweep, for the calls that
 // take no time. The caller holds mu.
-func (m *memChallenges) get(k memTaskKey, now time.Time) *memChallenge {
-	el, ok := m.byTask[k]
-	if !ok {
-		return nil
-	}
-	rec := el.Value.(*memChallenge)
-	if !now.IsZero() && !now.Before(rec.keepUntil) {
-		m.remove(el)
-		return nil
-	}
+func (m *memChallenges) get(k TaskRef, now time.Time) *memChallenge {
+	rec, _ := m.recs.get(k, now)
 	return rec
-}
-
-func (m *memChallenges) remove(el *list.Element) {
-	rec := m.order.Remove(el).(*memChallenge)
-	delete(m.byTask, rec.key)
-	delete(m.due, rec.key)
-	if m.byID[rec.c.ID] == rec.key {
-		delete(m.byID, rec.c.ID)
-	}
-	if rec.stateDigest != "" {
-		delete(m.states, rec.stateDigest)
-	}
 }
 
 // copyChallenge keeps records from sharing slices with callers.
@@ -100,7 +83,7 @@ func timedOut(c Challenge, now time.Time) bool {
 }
 
 func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
+	k := TaskRef{Agent: strings.Clone(c.Agent), TaskID: strings.Clone(c.TaskID)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rec := m.get(k, c.Created); rec != nil {
@@ -108,16 +91,11 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 		if (st == ChallengeOpen || st == ChallengeCompleted || st == ChallengeExpired) && rec.c.ID != replace {
 			return copyChallenge(rec.c), false, nil
 		}
-		m.remove(m.byTask[k])
-	}
-	for m.order.Len() >= m.max {
-		m.remove(m.order.Front())
 	}
 	c = copyChallenge(c)
 	c.Status, c.Method, c.CompletedAt, c.UsedAt = ChallengeOpen, "", time.Time{}, time.Time{}
 	c.Created, c.Expires = c.Created.Truncate(time.Millisecond).UTC(), c.Expires.Truncate(time.Millisecond).UTC()
-	rec := &memChallenge{key: k, c: c, keepUntil: c.Expires.Add(keep)}
-	m.byTask[k] = m.order.PushBack(rec)
+	m.recs.put(k, &memChallenge{key: k, c: c}, c.Expires.Add(keep))
 	m.byID[c.ID] = k
 	m.due[k] = struct{}{}
 	return copyChallenge(c), true, nil
@@ -163,7 +141,7 @@ func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, err
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
+	rec := m.get(TaskRef{agent, taskID}, time.Time{})
 	if rec == nil {
 		return Challenge{}, false, nil
 	}
@@ -226,7 +204,7 @@ func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now tim
 func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, now)
+	rec := m.get(TaskRef{agent, taskID}, now)
 	switch {
 	case rec == nil || rec.c.ID != id:
 		return Challenge{}, nil, ErrChallengeNotFound
@@ -247,7 +225,7 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, now)
+	rec := m.get(TaskRef{agent, taskID}, now)
 	if rec == nil || rec.c.ID != id {
 		return Challenge{}, false, ErrChallengeNotFound
 	}
@@ -268,7 +246,7 @@ func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now 
 func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
+	rec := m.get(TaskRef{agent, taskID}, time.Time{})
 	if rec == nil || rec.c.Status == ChallengeClosed {
 		return Challenge{}, false, nil
 	}
@@ -283,7 +261,7 @@ func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limi
 	m.mu.Lock()
 	var due []Challenge
 	for k := range m.due {
-		if k.agent != agent {
+		if k.Agent != agent {
 			continue
 		}
 		// Not get(k, now): now is how far ahead to look, not the clock,
@@ -306,13 +284,7 @@ func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limi
 func (m *memChallenges) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for el := m.order.Front(); el != nil; {
-		next := el.Next()
-		if !now.Before(el.Value.(*memChallenge).keepUntil) {
-			m.remove(el)
-		}
-		el = next
-	}
+	m.recs.sweep(now)
 	for d, st := range m.states {
 		if !now.Before(st.until) {
 			delete(m.states, d)
