@@ -136,22 +136,18 @@ local function prune(now)
 end
 `
 
-// KEYS[1] record; ARGV expected rev ("0": no record may exist), expiry ms
-// ("0": none), then field, value pairs. Reply: the new rev as a string, or
-// 0 when the stored rev is not the expected one.
+// KEYS[1] record; ARGV expected rev ("0": no record may exist; every
+// record has a rev), expiry ms ("0": none), then field, value pairs.
+// Reply: the new rev, or 0 when the stored rev is not the expected one.
+// Revisions, microseconds, stay exact in a Lua number until the year 2255.
 const lifecycleSaveLua = `
 local current = redis.call('HGET', KEYS[1], 'rev')
-if ARGV[1] == '0' then
-  if redis.call('EXISTS', KEYS[1]) == 1 then
-    return 0
-  end
-elseif current ~= ARGV[1] then
+if (current or '0') ~= ARGV[1] then
   return 0
 end
 local t = redis.call('TIME')
 local rev = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), (tonumber(current) or 0) + 1)
-rev = string.format('%.0f', rev)
-redis.call('HSET', KEYS[1], 'rev', rev, unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'rev', string.format('%.0f', rev), unpack(ARGV, 3))
 if ARGV[2] == '0' then
   redis.call('PERSIST', KEYS[1])
 else
@@ -244,15 +240,11 @@ return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITH
 // KEYS[1] lease; ARGV holder, ttl ms. Reply: 1 if holder holds it now.
 const leaseLua = `
 local v = redis.call('GET', KEYS[1])
-if not v then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+if v and v ~= ARGV[1] then
+  return 0
 end
-if v == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 `
 
 // redisLifecycle runs each step as one script; go-redis sends EVALSHA and
@@ -369,7 +361,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	entries := map[string][]any{}
 	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
 		c := calls[i]
-		rev, ok, err := r.saved(c.req.key, cmd)
+		rev, ok, err := r.saved(cmd)
 		c.res = lifecycleSaved{rev: rev, ok: ok, err: err}
 		if !ok {
 			continue
@@ -402,24 +394,12 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 }
 
 // saved reads the reply of one save script.
-func (r *redisLifecycle) saved(key string, cmd *redis.Cmd) (int64, bool, error) {
-	v, err := cmd.Result()
+func (r *redisLifecycle) saved(cmd *redis.Cmd) (int64, bool, error) {
+	rev, err := cmd.Int64()
 	if err != nil {
 		return 0, false, r.conn.fail("lifecycle save", err)
 	}
-	var rev int64
-	switch v := v.(type) {
-	case int64:
-		if v == 0 {
-			return 0, false, nil
-		}
-	case string:
-		rev, err = strconv.ParseInt(v, 10, 64)
-	}
-	if rev <= 0 || err != nil {
-		return 0, false, fmt.Errorf("store: lifecycle save: key %q: unexpected script reply %v", key, v)
-	}
-	return rev, true, nil
+	return rev, rev > 0, nil
 }
 
 func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
