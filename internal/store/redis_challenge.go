@@ -69,8 +69,14 @@ end
 local function lapsed(now)
   return tonumber(redis.call('HGET', KEYS[1], 'cu') or '0') <= now
 end
-local function timed_out(st, exp, now)
-  return st == 'expired' or (pending(st) and exp <= now)
+-- refuse returns the reply refusing a transition of challenge id that
+-- needs status want at now, or nil and the challenge's expiry.
+local function refuse(id, want, now)
+  local st, exp = current(id)
+  if not st then return {-1} end
+  if st == 'expired' or (pending(st) and exp <= now) then return {-2} end
+  if st ~= want then return {-3} end
+  return nil, exp
 end
 `
 
@@ -87,11 +93,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 	challengeCompleteScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
 local now = tonumber(ARGV[2])
-if timed_out(st, exp, now) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused, exp = refuse(ARGV[1], 'open', now)
+if refused then return refused end
 local ttl = math.min(tonumber(ARGV[5]), exp - now)
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
 redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2], 'cu', string.format('%.0f', now + ttl))
@@ -99,29 +103,24 @@ redis.call('HDEL', KEYS[1], 'ost', 'ovf')
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 	challengeBeginScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
-if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused = refuse(ARGV[1], 'open', tonumber(ARGV[2]))
+if refused then return refused end
 local prev = redis.call('HGET', KEYS[1], 'ost') or ''
 redis.call('HSET', KEYS[1], 'ost', ARGV[3], 'ovf', ARGV[4])
 return {1, redis.call('HGETALL', KEYS[1]), prev}
 `)
 	challengeTakeScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current('')
-if not st or redis.call('HGET', KEYS[1], 'ost') ~= ARGV[3] then return {-1} end
+if not current('') or redis.call('HGET', KEYS[1], 'ost') ~= ARGV[3] then return {-1} end
 local verifier = redis.call('HGET', KEYS[1], 'ovf')
 redis.call('HDEL', KEYS[1], 'ost', 'ovf')
-if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused = refuse('', 'open', tonumber(ARGV[2]))
+if refused then return refused end
 return {1, redis.call('HGETALL', KEYS[1]), verifier}
 `)
 	challengeUseScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
 local now = tonumber(ARGV[2])
-if timed_out(st, exp, now) then return {-2} end
-if st ~= 'completed' then return {-3} end
+local refused = refuse(ARGV[1], 'completed', now)
+if refused then return refused end
 local cred = redis.call('GET', KEYS[2])
 if not cred or lapsed(now) then return {-2} end
 redis.call('DEL', KEYS[2])
