@@ -269,10 +269,6 @@ func (f LifecycleFilter) matches(rec *TaskLifecycle) bool {
 	return true
 }
 
-func checkLease(name, holder string, ttl time.Duration) error {
-	return cmp.Or(checkName("lease name", name), checkName("lease holder", holder), checkPositive("lease ttl", ttl))
-}
-
 // activityScore is the position of a record in List's order: LastActivity
 // in Unix microseconds, as the float64 a Redis sorted set scores it with.
 // Microseconds stay exact in a float64 for every year from 1685 to 2255.
@@ -365,7 +361,7 @@ func (w checkedLifecycle) Delete(ctx context.Context, agent, taskID string) (boo
 }
 
 func (w checkedLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := w.gate.check(checkLease(name, holder, ttl)); err != nil {
+	if err := w.gate.check(checkName("lease name", name), checkName("lease holder", holder), checkPositive("lease ttl", ttl)); err != nil {
 		return false, err
 	}
 	return w.b.Lease(ctx, name, holder, ttl)

@@ -59,17 +59,13 @@ func (m *memChallenges) current(k TaskRef, id string, now time.Time) *memChallen
 	return nil
 }
 
-func timedOut(c Challenge, now time.Time) bool {
-	return c.Status == ChallengeExpired || ((c.Status == ChallengeOpen || c.Status == ChallengeCompleted) && !now.Before(c.Expires))
-}
-
 // refusal is the error refusing a transition of rec that needs status
 // want at now, or nil.
 func refusal(rec *memChallenge, want string, now time.Time) error {
 	switch {
 	case rec == nil:
 		return ErrChallengeNotFound
-	case timedOut(rec.c, now):
+	case rec.c.Status == ChallengeExpired || (rec.c.Status == ChallengeOpen || rec.c.Status == ChallengeCompleted) && !now.Before(rec.c.Expires):
 		return ErrChallengeExpired
 	case rec.c.Status != want:
 		return ErrChallengeState

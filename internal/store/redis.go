@@ -217,12 +217,12 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 	return &redisStore{
 		conn:      conn,
 		owned:     owned,
-		ownership: newRedisOwnership(conn, o.OwnershipTTL.D()),
+		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
 		dedupe:    newRedisDedupe(conn),
 		active:    &redisActive{conn: conn},
 		lifecycle: newRedisLifecycle(conn),
 		delivery:  newRedisDelivery(conn),
-		push:      newRedisPushConfigs(conn),
+		push:      &redisPushConfigs{conn: conn, put: redis.NewScript(pushConfigPutLua)},
 		events:    newRedisEventLog(conn),
 	}
 }

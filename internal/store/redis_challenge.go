@@ -163,7 +163,7 @@ func (r *redisChallenges) taskKeys(agent, taskID string) []string {
 }
 
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	scopes, _ := json.Marshal(nonNil(c.Scopes))
+	scopes, _ := json.Marshal(append([]string{}, c.Scopes...))
 	ttl := c.Expires.Sub(c.Created) + keep
 	args := []any{millis(ttl), replace,
 		"id", c.ID, "ctx", c.ContextID, "ten", c.Tenant, "sub", c.Subject, "ver", c.Version,
@@ -404,10 +404,3 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 }
 
 func unixMs(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}

@@ -473,7 +473,7 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	if started {
 		score, member = strconv.FormatFloat(from.score, 'g', -1, 64), from.member
 	}
-	v, err := r.scan.Run(ctx, r.conn.client, []string{index}, score, member, count).Slice()
+	v, err := r.scan.Run(ctx, r.conn.client, []string{index}, score, member, count).StringSlice()
 	if err != nil {
 		return nil, r.conn.fail("lifecycle list", err)
 	}
@@ -482,16 +482,11 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	}
 	out := make([]lifecyclePos, 0, len(v)/2)
 	for i := 0; i < len(v); i += 2 {
-		member, ok1 := v[i].(string)
-		score, ok2 := v[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("store: lifecycle list: index %q: unexpected reply %T, %T", index, v[i], v[i+1])
-		}
-		s, err := strconv.ParseFloat(score, 64)
+		s, err := strconv.ParseFloat(v[i+1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("store: lifecycle list: index %q: score %.32q: %w", index, score, err)
+			return nil, fmt.Errorf("store: lifecycle list: index %q: score %.32q: %w", index, v[i+1], err)
 		}
-		out = append(out, lifecyclePos{score: s, member: member})
+		out = append(out, lifecyclePos{score: s, member: v[i]})
 	}
 	return out, nil
 }

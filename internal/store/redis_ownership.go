@@ -31,10 +31,6 @@ type redisOwnership struct {
 
 var _ Ownership = (*redisOwnership)(nil)
 
-func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
-	return &redisOwnership{conn: conn, ttl: ttl}
-}
-
 // Claim sends one SET NX GET per ref in one pipeline: one round trip, split
 // per node by go-redis in cluster mode, and shared with the Claims made at
 // the same time. SET NX GET creates the record if there is none and

@@ -57,10 +57,6 @@ type redisPushConfigs struct {
 
 var _ PushConfigs = (*redisPushConfigs)(nil)
 
-func newRedisPushConfigs(conn *redisConn) *redisPushConfigs {
-	return &redisPushConfigs{conn: conn, put: redis.NewScript(pushConfigPutLua)}
-}
-
 func (r *redisPushConfigs) key(agent, taskID string) string {
 	return r.conn.keys.refTagged(pushConfigFamily, agent, Ref{Kind: RefTask, ID: taskID})
 }
