@@ -1,9 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -321,42 +321,17 @@ func (r *redisChallenges) undue(ctx context.Context, agent, taskID, id string) e
 	return r.conn.fail("challenge unindex", r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), escapePair(taskID, id)).Err())
 }
 
-// script runs s on a task's keys and decodes its reply.
+// script runs s on a task's keys and decodes its reply, {code, [fields],
+// [extra]}.
 func (r *redisChallenges) script(ctx context.Context, op string, s *redis.Script, agent, taskID string, args ...any) (int64, Challenge, string, error) {
 	v, err := s.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), args...).Slice()
 	if err != nil {
 		return 0, Challenge{}, "", r.conn.fail(op, err)
 	}
-	code, c, extra, err := decodeChallengeReply(agent, taskID, v)
-	if err != nil {
-		return 0, Challenge{}, "", fmt.Errorf("store: %s: %w", op, err)
-	}
-	return code, c, extra, nil
-}
-
-// run runs a transition script on a task's record and maps its code.
-func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
-	code, c, tail, err := r.script(ctx, op, s, agent, taskID, append([]any{id, unixMs(now)}, extra...)...)
-	if err != nil {
-		return Challenge{}, "", err
-	}
-	switch code {
-	case -1:
-		return Challenge{}, "", ErrChallengeNotFound
-	case -2:
-		return Challenge{}, "", ErrChallengeExpired
-	case -3:
-		return Challenge{}, "", ErrChallengeState
-	}
-	return c, tail, nil
-}
-
-// decodeChallengeReply reads {code, [fields], [extra]}.
-func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challenge, extra string, err error) {
 	if len(v) == 0 {
-		return 0, Challenge{}, "", errors.New("empty script reply")
+		return 0, Challenge{}, "", fmt.Errorf("store: %s: empty script reply", op)
 	}
-	code, _ = v[0].(int64)
+	code, _ := v[0].(int64)
 	if len(v) < 2 {
 		return code, Challenge{}, "", nil
 	}
@@ -364,16 +339,29 @@ func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challeng
 	fields := make(map[string]string, len(list)/2)
 	for i := 0; i+1 < len(list); i += 2 {
 		k, _ := list[i].(string)
-		val, _ := list[i+1].(string)
-		fields[k] = val
+		fields[k], _ = list[i+1].(string)
 	}
-	if c, err = decodeChallenge(agent, taskID, fields); err != nil {
-		return 0, Challenge{}, "", err
+	c, err := decodeChallenge(agent, taskID, fields)
+	if err != nil {
+		return 0, Challenge{}, "", fmt.Errorf("store: %s: %w", op, err)
 	}
+	var extra string
 	if len(v) > 2 {
 		extra, _ = v[2].(string)
 	}
 	return code, c, extra, nil
+}
+
+// challengeRefusals are the errors of the scripts' refusal codes.
+var challengeRefusals = map[int64]error{-1: ErrChallengeNotFound, -2: ErrChallengeExpired, -3: ErrChallengeState}
+
+// run runs a transition script on a task's record and maps its code.
+func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
+	code, c, tail, err := r.script(ctx, op, s, agent, taskID, append([]any{id, unixMs(now)}, extra...)...)
+	if err = cmp.Or(err, challengeRefusals[code]); err != nil {
+		return Challenge{}, "", err
+	}
+	return c, tail, nil
 }
 
 func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, error) {
