@@ -361,9 +361,11 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	entries := map[string][]any{}
 	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
 		c := calls[i]
-		rev, ok, err := r.saved(cmd)
-		c.res = lifecycleSaved{rev: rev, ok: ok, err: err}
-		if !ok {
+		// The script replies 0 when the stored revision was not the
+		// expected one; Int64 gives 0 with an error too.
+		rev, err := cmd.Int64()
+		c.res = lifecycleSaved{rev: rev, ok: rev > 0, err: r.conn.fail("lifecycle save", err)}
+		if !c.res.ok {
 			continue
 		}
 		entry := append([]any(nil), c.req.entry...)
@@ -391,15 +393,6 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 			c.res.err = err
 		}
 	}
-}
-
-// saved reads the reply of one save script.
-func (r *redisLifecycle) saved(cmd *redis.Cmd) (int64, bool, error) {
-	rev, err := cmd.Int64()
-	if err != nil {
-		return 0, false, r.conn.fail("lifecycle save", err)
-	}
-	return rev, rev > 0, nil
 }
 
 func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
