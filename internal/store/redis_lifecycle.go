@@ -437,15 +437,11 @@ func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor str
 			batch = append(batch, p)
 			after, paged = p, true
 		}
-		recs, err := r.fetch(ctx, f.Agent, batch)
+		recs, err := r.fetch(ctx, f, batch)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, rec := range recs {
-			if rec != nil && f.matches(rec) {
-				out = append(out, *rec)
-			}
-		}
+		out = append(out, recs...)
 		if end {
 			return out, "", nil
 		}
@@ -484,12 +480,10 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	return out, nil
 }
 
-// fetch reads the records the entries name in one pipeline, which go-redis
-// splits by slot on Cluster; a record that is gone is nil.
-func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []lifecyclePos) ([]*TaskLifecycle, error) {
-	if len(entries) == 0 {
-		return nil, nil
-	}
+// fetch reads the records the entries name that match f, in one pipeline,
+// which go-redis splits by slot on Cluster; records that are gone are left
+// out.
+func (r *redisLifecycle) fetch(ctx context.Context, f LifecycleFilter, entries []lifecyclePos) ([]TaskLifecycle, error) {
 	ids := make([]string, len(entries))
 	keys := make([]string, len(entries))
 	cmds := make([]*redis.MapStringStringCmd, len(entries))
@@ -497,23 +491,23 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 	for i, p := range entries {
 		id, err := unescape(p.member)
 		if err != nil || id == "" {
-			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", agent, p.member)
+			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", f.Agent, p.member)
 		}
-		ids[i], keys[i] = id, r.recordKey(agent, id)
+		ids[i], keys[i] = id, r.recordKey(f.Agent, id)
 		cmds[i] = pipe.HGetAll(ctx, keys[i])
 	}
 	// Exec reports the first failed command; each one is examined below.
 	_, _ = pipe.Exec(ctx)
-	out := make([]*TaskLifecycle, len(keys))
+	var out []TaskLifecycle
 	for i, c := range cmds {
 		rec, found, err := readHash(r.conn, "lifecycle list", keys[i], c, func(h map[string]string) (TaskLifecycle, error) {
-			return decodeLifecycle(agent, ids[i], h)
+			return decodeLifecycle(f.Agent, ids[i], h)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if found {
-			out[i] = &rec
+		if found && f.matches(&rec) {
+			out = append(out, rec)
 		}
 	}
 	return out, nil
