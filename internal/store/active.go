@@ -18,9 +18,7 @@ type ActiveTasks interface {
 	Count(ctx context.Context, tenant string, window time.Duration) (int, error)
 }
 
-// checkedActiveTasks is the ActiveTasks a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedActiveTasks is the ActiveTasks a Store hands out; see gate.
 type checkedActiveTasks struct {
 	gate *gate
 	b    ActiveTasks

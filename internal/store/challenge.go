@@ -164,9 +164,7 @@ func checkTaskChallenge(agent, taskID, id string) error {
 	return cmp.Or(checkTaskRef(agent, taskID), checkName("challenge id", id))
 }
 
-// checkedChallenges is the Challenges a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedChallenges is the Challenges a Store hands out; see gate.
 type checkedChallenges struct {
 	gate *gate
 	b    Challenges

@@ -37,9 +37,7 @@ type PushSources interface {
 	Delete(ctx context.Context, agent, taskID string) error
 }
 
-// checkedPushSources is the PushSources a Store hands out: it refuses every
-// call once the store is closed and checks the arguments before the back
-// end, memory or Redis, sees them, so both refuse the same calls.
+// checkedPushSources is the PushSources a Store hands out; see gate.
 type checkedPushSources struct {
 	gate *gate
 	b    PushSources

@@ -315,9 +315,7 @@ func decodeLifecycleCursor(c string) (p lifecyclePos, ok bool, err error) {
 	return p, true, nil
 }
 
-// checkedLifecycle is the Lifecycle a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedLifecycle is the Lifecycle a Store hands out; see gate.
 type checkedLifecycle struct {
 	gate *gate
 	b    Lifecycle

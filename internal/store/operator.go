@@ -49,9 +49,7 @@ func OperatorConcerns(s Store) (DeliveryLog, bool) {
 	return nil, false
 }
 
-// checkedDeliveryLog refuses every call once the store is closed and checks
-// the arguments before either back end sees them, as the other concerns'
-// checked wrappers do.
+// checkedDeliveryLog is the DeliveryLog OperatorConcerns hands out; see gate.
 type checkedDeliveryLog struct {
 	gate *gate
 	b    DeliveryLog

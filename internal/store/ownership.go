@@ -184,9 +184,7 @@ func checkResolve(agent string, lookups, claims []Ref, owner Owner) error {
 	return checkOwner(owner)
 }
 
-// checkedOwnership is the Ownership a Store hands out: it refuses every
-// call once the store is closed and checks the arguments before the back
-// end, memory or Redis, sees them, so both refuse the same calls.
+// checkedOwnership is the Ownership a Store hands out; see gate.
 type checkedOwnership struct {
 	gate *gate
 	b    Ownership

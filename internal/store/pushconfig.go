@@ -194,9 +194,7 @@ func decodePushConfig(agent, taskID string, raw []byte) (PushConfig, error) {
 	}, nil
 }
 
-// checkedPushConfigs is the PushConfigs a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedPushConfigs is the PushConfigs a Store hands out; see gate.
 type checkedPushConfigs struct {
 	gate *gate
 	b    PushConfigs
