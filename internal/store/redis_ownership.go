@@ -32,51 +32,19 @@ type redisOwnership struct {
 var _ Ownership = (*redisOwnership)(nil)
 
 // Claim sends one SET NX GET per ref in one pipeline: one round trip, split
-// per node by go-redis in cluster mode, and shared with the Claims made at
-// the same time. SET NX GET creates the record if there is none and
-// otherwise returns it, atomically, so a record that expires meanwhile
-// cannot be missed.
+// per node by go-redis in cluster mode. SET NX GET creates the record if
+// there is none and otherwise returns it, atomically, so a record that
+// expires meanwhile cannot be missed. Every answer a caller waits for
+// records its task and context, so under load many Claims are due at once:
+// they share the pipelines of conn.piped.
 func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
-	keys := r.keys(agent, refs)
-	value := encodeOwner(owner)
-	// Every answer a caller waits for records its task and context, so
-	// under load many Claims are due at once: they share a pipeline.
-	sets := make([]*redis.StatusCmd, len(keys))
-	if err := r.conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
-		for i, k := range keys {
-			sets[i] = r.claimCmd(ctx, pipe, k, value)
-		}
-	}); err != nil {
-		return nil, r.conn.fail("ownership claim", err)
-	}
-	return readOwners(r.conn, "ownership claim", sets, keys, owner)
-}
-
-// claimCmd queues the SET NX GET that claims key for the encoded owner.
-func (r *redisOwnership) claimCmd(ctx context.Context, pipe redis.Pipeliner, key, value string) *redis.StatusCmd {
-	return pipe.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
-}
-
-// readOwners decodes the replies of GETs, or of claimCmd's SET GETs, of
-// keys: the owner on record, or absent where there was none.
-func readOwners[C interface{ Result() (string, error) }](c *redisConn, op string, cmds []C, keys []string, absent Owner) ([]Owner, error) {
-	out := make([]Owner, len(cmds))
-	for i, cmd := range cmds {
-		o, found, err := readValue(c, op, keys[i], cmd, decodeOwner)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			o = absent
-		}
-		out[i] = o
-	}
-	return out, nil
+	_, claimed, _, err := r.resolve(ctx, r.conn.piped, agent, nil, refs, owner, "")
+	return claimed, err
 }
 
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	found, _, _, err := r.resolve(ctx, agent, refs, nil, Owner{}, "")
+	found, _, _, err := r.resolve(ctx, r.pipeline, agent, refs, nil, Owner{}, "")
 	return found, err
 }
 
@@ -91,7 +59,7 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 		claimed, err := r.Claim(ctx, agent, claims, owner)
 		return nil, claimed, err
 	}
-	found, claimed, _, err := r.resolve(ctx, agent, lookups, claims, owner, "")
+	found, claimed, _, err := r.resolve(ctx, r.pipeline, agent, lookups, claims, owner, "")
 	return found, claimed, err
 }
 
@@ -103,7 +71,7 @@ var _ RecordResolver = (*redisOwnership)(nil)
 // unreadable record means.
 func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
 	recKey := r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
-	found, claimed, cmd, err := r.resolve(ctx, agent, lookups, claims, owner, recKey)
+	found, claimed, cmd, err := r.resolve(ctx, r.pipeline, agent, lookups, claims, owner, recKey)
 	if err != nil {
 		return nil, nil, TaskRecord{}, err
 	}
@@ -118,24 +86,36 @@ func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lo
 	return found, claimed, rec, nil
 }
 
-// resolve is Resolve's pipeline, with the HGETALL of recKey when it is set.
-func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
+// pipeline sends fn's commands in a pipeline of their own; each command
+// carries its own error.
+func (r *redisOwnership) pipeline(ctx context.Context, fn piped) error {
+	pipe := r.conn.client.Pipeline()
+	fn(ctx, pipe)
+	_, _ = pipe.Exec(ctx)
+	return nil
+}
+
+// resolve sends, with send, the GETs of lookups, the SET NX GETs of claims
+// and, when recKey is set, its HGETALL, and reads the owners.
+func (r *redisOwnership) resolve(ctx context.Context, send func(context.Context, piped) error, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
 	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
 	value := encodeOwner(owner)
-	pipe := r.conn.client.Pipeline()
 	gets := make([]*redis.StringCmd, len(lkeys))
-	for i, k := range lkeys {
-		gets[i] = pipe.Get(ctx, k)
-	}
 	sets := make([]*redis.StatusCmd, len(ckeys))
-	for i, k := range ckeys {
-		sets[i] = r.claimCmd(ctx, pipe, k, value)
-	}
 	var rec *redis.MapStringStringCmd
-	if recKey != "" {
-		rec = pipe.HGetAll(ctx, recKey)
+	if err := send(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+		for i, k := range lkeys {
+			gets[i] = pipe.Get(ctx, k)
+		}
+		for i, k := range ckeys {
+			sets[i] = pipe.SetArgs(ctx, k, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
+		}
+		if recKey != "" {
+			rec = pipe.HGetAll(ctx, recKey)
+		}
+	}); err != nil {
+		return nil, nil, nil, r.conn.fail("ownership claim", err)
 	}
-	_, _ = pipe.Exec(ctx)
 	found, err := readOwners(r.conn, "ownership lookup", gets, lkeys, Owner{})
 	if err != nil {
 		return nil, nil, nil, err
@@ -145,6 +125,23 @@ func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, cla
 		return nil, nil, nil, err
 	}
 	return found, claimed, rec, nil
+}
+
+// readOwners decodes the replies of GETs, or of SET GETs, of keys: the
+// owner on record, or absent where there was none.
+func readOwners[C interface{ Result() (string, error) }](c *redisConn, op string, cmds []C, keys []string, absent Owner) ([]Owner, error) {
+	out := make([]Owner, len(cmds))
+	for i, cmd := range cmds {
+		o, found, err := readValue(c, op, keys[i], cmd, decodeOwner)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			o = absent
+		}
+		out[i] = o
+	}
+	return out, nil
 }
 
 func (r *redisOwnership) keys(agent string, refs []Ref) []string {
