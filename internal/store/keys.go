@@ -20,14 +20,6 @@ type keyspace struct {
 	prefix string
 }
 
-// refCode is the one-letter spelling of a RefKind inside keys.
-func refCode(k RefKind) string {
-	if k == RefContext {
-		return "c"
-	}
-	return "t"
-}
-
 // tagged returns <prefix>:<family>:{<part>:<part>...}, every part escaped.
 func (k keyspace) tagged(family string, parts ...string) string {
 	var b strings.Builder
@@ -55,7 +47,11 @@ func (k keyspace) tagged(family string, parts ...string) string {
 // and records of the same task in different families share one slot, so a
 // script may touch them together.
 func (k keyspace) refTagged(family, agent string, ref Ref) string {
-	return k.tagged(family, agent, refCode(ref.Kind), ref.ID)
+	code := "t"
+	if ref.Kind == RefContext {
+		code = "c"
+	}
+	return k.tagged(family, agent, code, ref.ID)
 }
 
 // plain reports whether c is written as itself by writeEscaped.

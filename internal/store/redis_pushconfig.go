@@ -62,7 +62,7 @@ func (r *redisPushConfigs) key(agent, taskID string) string {
 }
 
 func (r *redisPushConfigs) watchKey(b int) string {
-	return r.conn.keys.prefix + ":" + pushWatchFamily + ":{" + strconv.Itoa(b) + "}"
+	return r.conn.keys.tagged(pushWatchFamily, strconv.Itoa(b))
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
@@ -112,10 +112,7 @@ func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]Pu
 
 func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string) (bool, error) {
 	n, err := r.conn.client.HDel(ctx, r.key(agent, taskID), id).Result()
-	if err != nil {
-		return false, r.conn.fail("push config delete", err)
-	}
-	return n > 0, nil
+	return n > 0, r.conn.fail("push config delete", err)
 }
 
 // Watched reads the first limit entries of every bucket in one pipeline
