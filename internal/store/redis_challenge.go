@@ -277,12 +277,10 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 	}
 	if code == -1 || !c.Pending(now) {
 		// Gone, replaced or no longer pending: not due any more.
-		if err := r.undue(ctx, agent, taskID, id); err != nil {
-			return Challenge{}, false, err
-		}
+		err = r.undue(ctx, agent, taskID, id)
 	}
-	if code == -1 {
-		return Challenge{}, false, ErrChallengeNotFound
+	if err = cmp.Or(err, challengeRefusals[code]); err != nil {
+		return Challenge{}, false, err
 	}
 	return c, code == 1, nil
 }

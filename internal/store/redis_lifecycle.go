@@ -73,8 +73,8 @@ import (
 // name the record as it was: the record's next Save repairs them, List
 // fetches each record it is about to return and skips index entries whose
 // record is gone or no longer matches, and CountByState counts the stale
-// entry until then. Index entries of expired records are
-// pruned by the index scripts, a bounded batch at a time.
+// entry until then. Index entries of expired records are pruned by the
+// index scripts, a bounded batch at a time.
 //
 // Leases are one string per name, holding the holder, expiring after the
 // lease's ttl:
@@ -555,10 +555,8 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 	// An absent record's index entries are cleaned up too: they are what a
 	// failed index step left behind.
 	base := r.indexBase(agent)
-	if err := r.unindex.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err(); err != nil {
-		return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
-	}
-	return v[0] == "deleted", nil
+	err = r.unindex.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err()
+	return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
