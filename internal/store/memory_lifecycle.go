@@ -82,9 +82,11 @@ func (m *memLifecycle) Save(_ context.Context, stored TaskLifecycle, ttl time.Du
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.live(stored.Agent, stored.TaskID, now)
+	// An expired record is taken over as if it were gone; the sweep would
+	// have dropped it.
+	e := m.agents[stored.Agent][stored.TaskID]
 	var current int64
-	if e != nil {
+	if e != nil && !e.expired(now) {
 		current = e.rec.Rev
 	}
 	if current != stored.Rev {
@@ -160,8 +162,8 @@ func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string
 func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.live(agent, taskID, time.Now())
-	if e == nil || e.rec.LegalHold {
+	e := m.agents[agent][taskID]
+	if e == nil || e.expired(time.Now()) || e.rec.LegalHold {
 		return false, nil
 	}
 	m.remove(e)
@@ -186,20 +188,6 @@ func (m *memLifecycle) sweep(now time.Time) {
 		m.remove(m.expiry.items[0])
 	}
 	m.leases.sweep(now)
-}
-
-// live returns the unexpired record of the task, dropping an expired one.
-// The caller holds the write lock.
-func (m *memLifecycle) live(agent, taskID string, now time.Time) *memLCEntry {
-	e, ok := m.agents[agent][taskID]
-	if !ok {
-		return nil
-	}
-	if e.expired(now) {
-		m.remove(e)
-		return nil
-	}
-	return e
 }
 
 // makeRoom frees a place for a new record: expired records go first, then
