@@ -140,7 +140,7 @@ end
 // record has a rev), expiry ms ("0": none), then field, value pairs.
 // Reply: the new rev, or 0 when the stored rev is not the expected one.
 // Revisions, microseconds, stay exact in a Lua number until the year 2255.
-const lifecycleSaveLua = `
+var lifecycleSaveScript = redis.NewScript(`
 local current = redis.call('HGET', KEYS[1], 'rev')
 if (current or '0') ~= ARGV[1] then
   return 0
@@ -154,13 +154,13 @@ else
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return rev
-`
+`)
 
 // ARGV base, then for each of one or more tasks of the agent: task, rev,
 // state, open, tenant, score, expiry ms ("0": none). An entry whose task
 // has a newer revision indexed already is skipped. Reply: the entries
 // indexed.
-const lifecycleIndexLua = lifecycleIndexPrelude + `
+var lifecycleIndexScript = redis.NewScript(lifecycleIndexPrelude + `
 local now = now_ms()
 prune(now)
 local indexed = 0
@@ -181,12 +181,12 @@ for i = 2, #ARGV, 7 do
   end
 end
 return indexed
-`
+`)
 
 // KEYS[1] record. Reply: {outcome, bound}: "held" (nothing done),
 // "deleted" with the deleted rev, or "absent" with a bound below any rev a
 // save after this one can get.
-const lifecycleDeleteLua = `
+var lifecycleDeleteScript = redis.NewScript(`
 local r = redis.call('HMGET', KEYS[1], 'rev', 'hold')
 if r[2] == '1' then
   return {'held', '0'}
@@ -197,34 +197,34 @@ if r[1] then
 end
 local t = redis.call('TIME')
 return {'absent', string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1)}
-`
+`)
 
 // ARGV base, task, bound. Unindexes the task unless a revision newer than
 // bound is indexed, which a save that raced the delete made.
-const lifecycleUnindexLua = lifecycleIndexPrelude + `
+var lifecycleUnindexScript = redis.NewScript(lifecycleIndexPrelude + `
 prune(now_ms())
 local rev = indexed_rev(ARGV[2])
 if not rev or rev <= tonumber(ARGV[3]) then
   unindex(ARGV[2])
 end
 return 1
-`
+`)
 
 // KEYS[3...] the per-state indexes. Reply: their sizes.
-const lifecycleCountLua = lifecycleIndexPrelude + `
+var lifecycleCountScript = redis.NewScript(lifecycleIndexPrelude + `
 prune(now_ms())
 local counts = {}
 for i = 3, #KEYS do
   counts[#counts + 1] = redis.call('ZCARD', KEYS[i])
 end
 return counts
-`
+`)
 
 // KEYS[1] index; ARGV score and task of the last entry read ("" to start),
 // count. Reply: up to count entries after it, with scores. The entry is
 // found by rank while it still has that score; otherwise the read restarts
 // at the first entry of that score and the caller skips what it has seen.
-const lifecycleScanLua = `
+var lifecycleScanScript = redis.NewScript(`
 local start = 0
 if ARGV[2] ~= '' then
   local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
@@ -235,24 +235,23 @@ if ARGV[2] ~= '' then
   end
 end
 return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')
-`
+`)
 
 // KEYS[1] lease; ARGV holder, ttl ms. Reply: 1 if holder holds it now.
-const leaseLua = `
+var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v and v ~= ARGV[1] then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
-`
+`)
 
 // redisLifecycle runs each step as one script; go-redis sends EVALSHA and
 // falls back to EVAL once per node that has not cached a script yet.
 type redisLifecycle struct {
-	conn                                          *redisConn
-	save, index, del, unindex, count, scan, lease *redis.Script
-	states                                        []string
+	conn   *redisConn
+	states []string
 	// saves batches the Saves of concurrent callers (the tracker's workers).
 	saves *coalescer[lifecycleSave, lifecycleSaved]
 }
@@ -260,17 +259,7 @@ type redisLifecycle struct {
 var _ Lifecycle = (*redisLifecycle)(nil)
 
 func newRedisLifecycle(conn *redisConn) *redisLifecycle {
-	r := &redisLifecycle{
-		conn:    conn,
-		save:    redis.NewScript(lifecycleSaveLua),
-		index:   redis.NewScript(lifecycleIndexLua),
-		del:     redis.NewScript(lifecycleDeleteLua),
-		unindex: redis.NewScript(lifecycleUnindexLua),
-		count:   redis.NewScript(lifecycleCountLua),
-		scan:    redis.NewScript(lifecycleScanLua),
-		lease:   redis.NewScript(leaseLua),
-		states:  lifecycleStates(),
-	}
+	r := &redisLifecycle{conn: conn, states: lifecycleStates()}
 	r.saves = newCoalescer(1, r.saveBatch)
 	return r
 }
@@ -359,7 +348,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
+	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleSaveScript, scripts) {
 		c := calls[i]
 		// The script replies 0 when the stored revision was not the
 		// expected one; Int64 gives 0 with an error too.
@@ -383,7 +372,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.index, scripts) {
+	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleIndexScript, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}
@@ -462,7 +451,7 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	if started {
 		score, member = strconv.FormatFloat(from.score, 'g', -1, 64), from.member
 	}
-	v, err := r.scan.Run(ctx, r.conn.client, []string{index}, score, member, count).StringSlice()
+	v, err := lifecycleScanScript.Run(ctx, r.conn.client, []string{index}, score, member, count).StringSlice()
 	if err != nil {
 		return nil, r.conn.fail("lifecycle list", err)
 	}
@@ -520,7 +509,7 @@ func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[st
 	for _, s := range r.states {
 		keys = append(keys, indexKey(base, LifecycleFilter{State: s}))
 	}
-	counts, err := r.count.Run(ctx, r.conn.client, keys, base).Int64Slice()
+	counts, err := lifecycleCountScript.Run(ctx, r.conn.client, keys, base).Int64Slice()
 	if err != nil {
 		return nil, r.conn.fail("lifecycle count", err)
 	}
@@ -538,7 +527,7 @@ func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[st
 
 func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
 	key := r.recordKey(agent, taskID)
-	v, err := r.del.Run(ctx, r.conn.client, []string{key}).StringSlice()
+	v, err := lifecycleDeleteScript.Run(ctx, r.conn.client, []string{key}).StringSlice()
 	if err != nil {
 		return false, r.conn.fail("lifecycle delete", err)
 	}
@@ -555,12 +544,12 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 	// An absent record's index entries are cleaned up too: they are what a
 	// failed index step left behind.
 	base := r.indexBase(agent)
-	err = r.unindex.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err()
+	err = lifecycleUnindexScript.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err()
 	return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	return r.conn.acted("lease", r.lease.Run(ctx, r.conn.client, []string{r.conn.keys.tagged(leaseFamily, name)}, holder, millis(ttl)))
+	return r.conn.acted("lease", leaseScript.Run(ctx, r.conn.client, []string{r.conn.keys.tagged(leaseFamily, name)}, holder, millis(ttl)))
 }
 
 // lifecycleTransitionJSON is one History entry in the hist field.
