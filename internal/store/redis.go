@@ -222,7 +222,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 		active:    &redisActive{conn: conn},
 		lifecycle: newRedisLifecycle(conn),
 		delivery:  newRedisDelivery(conn),
-		push:      &redisPushConfigs{conn: conn, put: redis.NewScript(pushConfigPutLua)},
+		push:      &redisPushConfigs{conn: conn},
 		events:    newRedisEventLog(conn),
 	}
 }

@@ -34,7 +34,7 @@ const (
 
 // KEYS[1] configs; ARGV id, "<created ns>|", record, max configs, ttl ms.
 // Reply: 1 created, 0 replaced, -1 full.
-const pushConfigPutLua = `
+var pushConfigPutScript = redis.NewScript(`
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 local created = ARGV[2]
 if old then
@@ -48,11 +48,10 @@ if old then
   return 0
 end
 return 1
-`
+`)
 
 type redisPushConfigs struct {
 	conn *redisConn
-	put  *redis.Script
 }
 
 var _ PushConfigs = (*redisPushConfigs)(nil)
@@ -66,7 +65,7 @@ func (r *redisPushConfigs) watchKey(b int) string {
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	n, err := r.put.Run(ctx, r.conn.client, []string{r.key(c.Agent, c.TaskID)},
+	n, err := pushConfigPutScript.Run(ctx, r.conn.client, []string{r.key(c.Agent, c.TaskID)},
 		c.ID, strconv.FormatInt(c.Created.UnixNano(), 10)+"|", encodePushConfig(c), MaxPushConfigsPerTask, PushConfigRetention.Milliseconds()).Int()
 	if err != nil {
 		return false, r.conn.fail("push config put", err)
