@@ -185,7 +185,7 @@ func (w checkedChallenges) Get(ctx context.Context, id string) (Challenge, bool,
 }
 
 func (w checkedChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	return w.b.Current(ctx, agent, taskID)
@@ -227,7 +227,7 @@ func (w checkedChallenges) Expire(ctx context.Context, agent, taskID, id string,
 }
 
 func (w checkedChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	return w.b.Close(ctx, agent, taskID)

@@ -196,9 +196,10 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 		what string
 		at   *time.Time
 	}{{"state since", &rec.StateSince}, {"created", &rec.Created}, {"last activity", &rec.LastActivity}} {
-		if *t.at, err = storableTime(t.what, *t.at); err != nil {
-			return TaskLifecycle{}, err
+		if !storableYear(*t.at) {
+			return TaskLifecycle{}, yearError(t.what, *t.at)
 		}
+		*t.at = t.at.UTC()
 	}
 	history := rec.History[max(0, len(rec.History)-MaxLifecycleHistory):]
 	rec.History = nil
@@ -219,14 +220,7 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 	return rec, nil
 }
 
-// storableTime returns t in UTC, refusing years RFC 3339 cannot write.
-func storableTime(what string, t time.Time) (time.Time, error) {
-	if !storableYear(t) {
-		return time.Time{}, yearError(what, t)
-	}
-	return t.UTC(), nil
-}
-
+// storableYear reports whether RFC 3339 can write t's year.
 func storableYear(t time.Time) bool {
 	y := t.Year()
 	return 0 <= y && y <= 9999

@@ -177,12 +177,10 @@ func (r *memRecords[K, V]) drop(el *list.Element) {
 func (r *memRecords[K, V]) sweep(now time.Time) {
 	for el := r.order.Front(); el != nil; {
 		next := el.Next()
-		if now.Before(el.Value.(*memRecord[K, V]).until) {
-			if r.inOrder {
-				return
-			}
-		} else {
+		if !now.Before(el.Value.(*memRecord[K, V]).until) {
 			r.drop(el)
+		} else if r.inOrder {
+			return
 		}
 		el = next
 	}

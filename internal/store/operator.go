@@ -63,7 +63,7 @@ func (c checkedDeliveryLog) Add(ctx context.Context, agent, taskID string, a Tas
 }
 
 func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error) {
-	if err := c.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return nil, err
 	}
 	return c.b.List(ctx, agent, taskID)

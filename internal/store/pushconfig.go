@@ -179,19 +179,15 @@ func decodePushConfig(agent, taskID string, raw []byte) (PushConfig, error) {
 	if r.V != pushConfigFormat {
 		return PushConfig{}, fmt.Errorf("push config record has unknown format version %d", r.V)
 	}
-	var v a2a.Version
-	switch r.Version {
-	case a2a.V03.String():
-		v = a2a.V03
-	case a2a.V10.String():
-		v = a2a.V10
-	default:
-		return PushConfig{}, fmt.Errorf("push config record has unknown protocol version %.8q", r.Version)
+	for _, v := range []a2a.Version{a2a.V03, a2a.V10} {
+		if r.Version == v.String() {
+			return PushConfig{
+				Agent: agent, TaskID: taskID, ID: r.ID, Tenant: r.Tenant, Subject: r.Subject, Version: v,
+				URL: r.URL, Token: r.Token, AuthScheme: r.Scheme, AuthCredentials: r.Credentials,
+			}, nil
+		}
 	}
-	return PushConfig{
-		Agent: agent, TaskID: taskID, ID: r.ID, Tenant: r.Tenant, Subject: r.Subject, Version: v,
-		URL: r.URL, Token: r.Token, AuthScheme: r.Scheme, AuthCredentials: r.Credentials,
-	}, nil
+	return PushConfig{}, fmt.Errorf("push config record has unknown protocol version %.8q", r.Version)
 }
 
 // checkedPushConfigs is the PushConfigs a Store hands out; see gate.
