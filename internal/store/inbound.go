@@ -68,14 +68,11 @@ func (c checkedPushSources) Delete(ctx context.Context, agent, taskID string) er
 }
 
 func checkPushSource(s PushSource, ttl time.Duration) (PushSource, error) {
-	if err := cmp.Or(checkTaskRef(s.Agent, s.TaskID), checkName("holder", s.Holder)); err != nil {
+	if err := cmp.Or(checkTaskRef(s.Agent, s.TaskID), checkName("holder", s.Holder), checkPositive("push source ttl", ttl)); err != nil {
 		return PushSource{}, err
 	}
 	if s.SecretHash != nil && len(s.SecretHash) != sha256.Size {
 		return PushSource{}, fmt.Errorf("%w: secret hash is %d bytes, not a SHA-256", ErrInvalidArgument, len(s.SecretHash))
-	}
-	if err := checkPositive("push source ttl", ttl); err != nil {
-		return PushSource{}, err
 	}
 	s.Agent, s.TaskID, s.Holder = strings.Clone(s.Agent), strings.Clone(s.TaskID), strings.Clone(s.Holder)
 	s.SecretHash = bytes.Clone(s.SecretHash)

@@ -34,9 +34,6 @@ func newMemOwnership(ttl time.Duration, maxEntries int) *memOwnership {
 
 func (m *memOwnership) Claim(_ context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
 	out := make([]Owner, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
 	// Stored strings are copied so a record never pins a request's buffers.
 	stored := Owner{Tenant: strings.Clone(owner.Tenant), Subject: strings.Clone(owner.Subject)}
 	now := time.Now()

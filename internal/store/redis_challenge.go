@@ -297,9 +297,8 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	members, err := r.conn.client.ZRangeByScore(ctx, r.conn.keys.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
-		Min: "-inf", Max: unixMs(now), Count: int64(limit),
-	}).Result()
+	key := r.conn.keys.tagged(challengeDueFamily, agent)
+	members, err := r.conn.client.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: unixMs(now), Count: int64(limit)}).Result()
 	if err != nil {
 		return nil, r.conn.fail("challenge due", err)
 	}

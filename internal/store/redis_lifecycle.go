@@ -504,8 +504,7 @@ func (r *redisLifecycle) fetch(ctx context.Context, f LifecycleFilter, entries [
 
 func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
 	base := r.indexBase(agent)
-	keys := make([]string, 0, len(r.states)+2)
-	keys = append(keys, base+":m", base+":exp")
+	keys := []string{base + ":m", base + ":exp"}
 	for _, s := range r.states {
 		keys = append(keys, indexKey(base, LifecycleFilter{State: s}))
 	}
