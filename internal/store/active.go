@@ -1,9 +1,7 @@
 package store
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -20,34 +18,21 @@ type ActiveTasks interface {
 	Count(ctx context.Context, tenant string, window time.Duration) (int, error)
 }
 
-func checkTrack(tenant, agent, taskID string) error {
-	return cmp.Or(checkName("tenant", tenant), checkTaskRef(agent, taskID))
-}
-
-func checkWindow(window time.Duration) error {
-	if window <= 0 {
-		return fmt.Errorf("%w: the activity window must be positive", ErrInvalidArgument)
-	}
-	return nil
-}
-
-// checkedActiveTasks is the ActiveTasks a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedActiveTasks is the ActiveTasks a Store hands out; see gate.
 type checkedActiveTasks struct {
 	gate *gate
 	b    ActiveTasks
 }
 
 func (w checkedActiveTasks) Track(ctx context.Context, tenant, agent, taskID string, active bool) error {
-	if err := w.gate.check(checkTrack(tenant, agent, taskID)); err != nil {
+	if err := w.gate.check(checkName("tenant", tenant), checkTaskRef(agent, taskID)); err != nil {
 		return err
 	}
 	return w.b.Track(ctx, tenant, agent, taskID, active)
 }
 
 func (w checkedActiveTasks) Count(ctx context.Context, tenant string, window time.Duration) (int, error) {
-	if err := w.gate.check(checkName("tenant", tenant), checkWindow(window)); err != nil {
+	if err := w.gate.check(checkName("tenant", tenant), checkPositive("activity window", window)); err != nil {
 		return 0, err
 	}
 	return w.b.Count(ctx, tenant, window)

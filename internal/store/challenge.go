@@ -164,9 +164,7 @@ func checkTaskChallenge(agent, taskID, id string) error {
 	return cmp.Or(checkTaskRef(agent, taskID), checkName("challenge id", id))
 }
 
-// checkedChallenges is the Challenges a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedChallenges is the Challenges a Store hands out; see gate.
 type checkedChallenges struct {
 	gate *gate
 	b    Challenges
@@ -187,7 +185,7 @@ func (w checkedChallenges) Get(ctx context.Context, id string) (Challenge, bool,
 }
 
 func (w checkedChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	return w.b.Current(ctx, agent, taskID)
@@ -229,7 +227,7 @@ func (w checkedChallenges) Expire(ctx context.Context, agent, taskID, id string,
 }
 
 func (w checkedChallenges) Close(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	if err := w.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := w.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return Challenge{}, false, err
 	}
 	return w.b.Close(ctx, agent, taskID)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -36,9 +37,7 @@ type PushSources interface {
 	Delete(ctx context.Context, agent, taskID string) error
 }
 
-// checkedPushSources is the PushSources a Store hands out: it refuses every
-// call once the store is closed and checks the arguments before the back
-// end, memory or Redis, sees them, so both refuse the same calls.
+// checkedPushSources is the PushSources a Store hands out; see gate.
 type checkedPushSources struct {
 	gate *gate
 	b    PushSources
@@ -69,19 +68,13 @@ func (c checkedPushSources) Delete(ctx context.Context, agent, taskID string) er
 }
 
 func checkPushSource(s PushSource, ttl time.Duration) (PushSource, error) {
-	if err := cmp.Or(checkTaskRef(s.Agent, s.TaskID), checkName("holder", s.Holder)); err != nil {
+	if err := cmp.Or(checkTaskRef(s.Agent, s.TaskID), checkName("holder", s.Holder), checkPositive("push source ttl", ttl)); err != nil {
 		return PushSource{}, err
 	}
 	if s.SecretHash != nil && len(s.SecretHash) != sha256.Size {
 		return PushSource{}, fmt.Errorf("%w: secret hash is %d bytes, not a SHA-256", ErrInvalidArgument, len(s.SecretHash))
 	}
-	if err := checkPositive("push source ttl", ttl); err != nil {
-		return PushSource{}, err
-	}
 	s.Agent, s.TaskID, s.Holder = strings.Clone(s.Agent), strings.Clone(s.TaskID), strings.Clone(s.Holder)
-	s.SecretHash = append([]byte(nil), s.SecretHash...)
-	if len(s.SecretHash) == 0 {
-		s.SecretHash = nil
-	}
+	s.SecretHash = bytes.Clone(s.SecretHash)
 	return s, nil
 }

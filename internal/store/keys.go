@@ -20,14 +20,6 @@ type keyspace struct {
 	prefix string
 }
 
-// refCode is the one-letter spelling of a RefKind inside keys.
-func refCode(k RefKind) string {
-	if k == RefContext {
-		return "c"
-	}
-	return "t"
-}
-
 // tagged returns <prefix>:<family>:{<part>:<part>...}, every part escaped.
 func (k keyspace) tagged(family string, parts ...string) string {
 	var b strings.Builder
@@ -55,7 +47,11 @@ func (k keyspace) tagged(family string, parts ...string) string {
 // and records of the same task in different families share one slot, so a
 // script may touch them together.
 func (k keyspace) refTagged(family, agent string, ref Ref) string {
-	return k.tagged(family, agent, refCode(ref.Kind), ref.ID)
+	code := "t"
+	if ref.Kind == RefContext {
+		code = "c"
+	}
+	return k.tagged(family, agent, code, ref.ID)
 }
 
 // plain reports whether c is written as itself by writeEscaped.
@@ -87,6 +83,28 @@ func escape(s string) string {
 	b.Grow(len(s))
 	writeEscaped(&b, s)
 	return b.String()
+}
+
+// escapePair renders "<a>|<b>", both escaped, so the "|" between them is
+// unambiguous: the index strings and members that name a task or a
+// task's challenge.
+func escapePair(a, b string) string { return escape(a) + "|" + escape(b) }
+
+// unescapePair reverses escapePair; neither half may be empty.
+func unescapePair(v string) (a, b string, err error) {
+	ea, eb, _ := strings.Cut(v, "|")
+	a, errA := unescape(ea)
+	b, errB := unescape(eb)
+	if errA != nil || errB != nil || a == "" || b == "" {
+		return "", "", fmt.Errorf("malformed pair %.64q", v)
+	}
+	return a, b, nil
+}
+
+// parseTaskRef reads the escapePair of a task's agent and id.
+func parseTaskRef(v string) (TaskRef, error) {
+	agent, taskID, err := unescapePair(v)
+	return TaskRef{Agent: agent, TaskID: taskID}, err
 }
 
 // luaEscape is escape for the scripts that build keys from what they read

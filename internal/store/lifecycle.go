@@ -196,9 +196,10 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 		what string
 		at   *time.Time
 	}{{"state since", &rec.StateSince}, {"created", &rec.Created}, {"last activity", &rec.LastActivity}} {
-		if *t.at, err = storableTime(t.what, *t.at); err != nil {
-			return TaskLifecycle{}, err
+		if !storableYear(*t.at) {
+			return TaskLifecycle{}, yearError(t.what, *t.at)
 		}
+		*t.at = t.at.UTC()
 	}
 	history := rec.History[max(0, len(rec.History)-MaxLifecycleHistory):]
 	rec.History = nil
@@ -219,14 +220,7 @@ func normalizeLifecycle(rec TaskLifecycle) (TaskLifecycle, error) {
 	return rec, nil
 }
 
-// storableTime returns t in UTC, refusing years RFC 3339 cannot write.
-func storableTime(what string, t time.Time) (time.Time, error) {
-	if !storableYear(t) {
-		return time.Time{}, yearError(what, t)
-	}
-	return t.UTC(), nil
-}
-
+// storableYear reports whether RFC 3339 can write t's year.
 func storableYear(t time.Time) bool {
 	y := t.Year()
 	return 0 <= y && y <= 9999
@@ -267,10 +261,6 @@ func (f LifecycleFilter) matches(rec *TaskLifecycle) bool {
 		return false
 	}
 	return true
-}
-
-func checkLease(name, holder string, ttl time.Duration) error {
-	return cmp.Or(checkName("lease name", name), checkName("lease holder", holder), checkPositive("lease ttl", ttl))
 }
 
 // activityScore is the position of a record in List's order: LastActivity
@@ -319,9 +309,7 @@ func decodeLifecycleCursor(c string) (p lifecyclePos, ok bool, err error) {
 	return p, true, nil
 }
 
-// checkedLifecycle is the Lifecycle a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedLifecycle is the Lifecycle a Store hands out; see gate.
 type checkedLifecycle struct {
 	gate *gate
 	b    Lifecycle
@@ -365,7 +353,7 @@ func (w checkedLifecycle) Delete(ctx context.Context, agent, taskID string) (boo
 }
 
 func (w checkedLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	if err := w.gate.check(checkLease(name, holder, ttl)); err != nil {
+	if err := w.gate.check(checkName("lease name", name), checkName("lease holder", holder), checkPositive("lease ttl", ttl)); err != nil {
 		return false, err
 	}
 	return w.b.Lease(ctx, name, holder, ttl)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -111,4 +112,76 @@ func (s *memoryStore) Close() error {
 		<-s.done
 	})
 	return nil
+}
+
+// memRecords keeps records by key in the order they were put, each until
+// its expiry, and at most max of them: a put beyond max drops the oldest.
+// Expired records are not found, and go at the next sweep. The caller
+// holds the lock that guards it.
+type memRecords[K comparable, V any] struct {
+	max   int
+	byKey map[K]*list.Element // of *memRecord[K, V]
+	order list.List           // oldest first
+	// inOrder says records expire in the order they were put, so a sweep
+	// stops at the first live one.
+	inOrder bool
+	// dropped, when set, is called with every record that goes.
+	dropped func(V)
+}
+
+type memRecord[K comparable, V any] struct {
+	key   K
+	val   V
+	until time.Time
+}
+
+func newMemRecords[K comparable, V any](maxEntries int) *memRecords[K, V] {
+	return &memRecords[K, V]{max: maxEntries, byKey: map[K]*list.Element{}}
+}
+
+// get returns k's record unless it expired by now; the zero now finds
+// expired records too.
+func (r *memRecords[K, V]) get(k K, now time.Time) (V, bool) {
+	if el, ok := r.byKey[k]; ok {
+		if rec := el.Value.(*memRecord[K, V]); now.Before(rec.until) {
+			return rec.val, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// put makes v the record of k until until, and the newest.
+func (r *memRecords[K, V]) put(k K, v V, until time.Time) {
+	r.remove(k)
+	for r.order.Len() >= r.max {
+		r.drop(r.order.Front())
+	}
+	r.byKey[k] = r.order.PushBack(&memRecord[K, V]{key: k, val: v, until: until})
+}
+
+func (r *memRecords[K, V]) remove(k K) {
+	if el, ok := r.byKey[k]; ok {
+		r.drop(el)
+	}
+}
+
+func (r *memRecords[K, V]) drop(el *list.Element) {
+	rec := r.order.Remove(el).(*memRecord[K, V])
+	delete(r.byKey, rec.key)
+	if r.dropped != nil {
+		r.dropped(rec.val)
+	}
+}
+
+func (r *memRecords[K, V]) sweep(now time.Time) {
+	for el := r.order.Front(); el != nil; {
+		next := el.Next()
+		if !now.Before(el.Value.(*memRecord[K, V]).until) {
+			r.drop(el)
+		} else if r.inOrder {
+			return
+		}
+		el = next
+	}
 }

@@ -11,21 +11,19 @@ type memActive struct {
 	max int
 
 	mu      sync.Mutex
-	tenants map[string]map[memActiveTask]time.Time
+	tenants map[string]map[TaskRef]time.Time
 	n       int
 }
 
-type memActiveTask struct{ agent, id string }
-
 func newMemActive(maxEntries int) *memActive {
-	return &memActive{max: maxEntries, tenants: map[string]map[memActiveTask]time.Time{}}
+	return &memActive{max: maxEntries, tenants: map[string]map[TaskRef]time.Time{}}
 }
 
 func (m *memActive) Track(_ context.Context, tenant, agent, taskID string, active bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := m.tenants[tenant]
-	k := memActiveTask{agent, taskID}
+	k := TaskRef{agent, taskID}
 	if !active {
 		if _, ok := set[k]; ok {
 			delete(set, k)
@@ -37,7 +35,7 @@ func (m *memActive) Track(_ context.Context, tenant, agent, taskID string, activ
 		return nil
 	}
 	if set == nil {
-		set = map[memActiveTask]time.Time{}
+		set = map[TaskRef]time.Time{}
 		m.tenants[tenant] = set
 	}
 	if _, ok := set[k]; !ok {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"container/list"
 	"context"
 	"slices"
 	"strings"
@@ -9,75 +8,69 @@ import (
 	"time"
 )
 
-// memChallenges keeps each task's current challenge in a map, with the
-// same transitions as the Redis scripts under one mutex. Records are kept
-// in creation order for the size bound; their lifetimes (like Redis key
+// memChallenges keeps each task's current challenge, with the same
+// transitions as the Redis scripts under one mutex. Records are kept in
+// creation order for the size bound; their lifetimes (like Redis key
 // lifetimes) follow this process's clock, while expiry is decided by the
-// caller's now.
+// caller's now. Lookups that take no now pass the zero time, which leaves
+// retention to the sweep.
 type memChallenges struct {
-	max int
-
-	mu     sync.Mutex
-	byTask map[memTaskKey]*list.Element // of *memChallenge
-	order  *list.List                   // oldest first
-	byID   map[string]memTaskKey
-	states map[string]memState
+	mu   sync.Mutex
+	recs *memRecords[TaskRef, *memChallenge]
+	byID map[string]TaskRef
+	// states maps an OAuth state digest to its task, until the challenge's
+	// expiry.
+	states *memRecords[string, TaskRef]
 	// due holds the tasks whose challenge is open or completed.
-	due map[memTaskKey]struct{}
+	due map[TaskRef]struct{}
 }
 
 var _ Challenges = (*memChallenges)(nil)
 
-type memTaskKey struct{ agent, taskID string }
-
 type memChallenge struct {
-	key         memTaskKey
+	key         TaskRef
 	c           Challenge
-	keepUntil   time.Time
 	cred        []byte
 	credUntil   time.Time
 	stateDigest string
 	verifier    []byte
 }
 
-type memState struct {
-	key   memTaskKey
-	until time.Time
-}
-
 func newMemChallenges(maxEntries int) *memChallenges {
-	return &memChallenges{
-		max: maxEntries, byTask: map[memTaskKey]*list.Element{}, order: list.New(),
-		byID: map[string]memTaskKey{}, states: map[string]memState{}, due: map[memTaskKey]struct{}{},
+	m := &memChallenges{
+		recs: newMemRecords[TaskRef, *memChallenge](maxEntries), byID: map[string]TaskRef{},
+		states: newMemRecords[string, TaskRef](maxEntries), due: map[TaskRef]struct{}{},
 	}
+	m.recs.dropped = func(rec *memChallenge) {
+		delete(m.due, rec.key)
+		if m.byID[rec.c.ID] == rec.key {
+			delete(m.byID, rec.c.ID)
+		}
+		m.states.remove(rec.stateDigest)
+	}
+	return m
 }
 
-// get returns the record of a task, unless it is past its retention at
-// now; the zero now leaves retention to the sweep, for the calls that
-// take no time. The caller holds mu.
-func (m *memChallenges) get(k memTaskKey, now time.Time) *memChallenge {
-	el, ok := m.byTask[k]
-	if !ok {
-		return nil
+// current returns the task's record while id is its challenge.
+func (m *memChallenges) current(k TaskRef, id string, now time.Time) *memChallenge {
+	if rec, _ := m.recs.get(k, now); rec != nil && rec.c.ID == id {
+		return rec
 	}
-	rec := el.Value.(*memChallenge)
-	if !now.IsZero() && !now.Before(rec.keepUntil) {
-		m.remove(el)
-		return nil
-	}
-	return rec
+	return nil
 }
 
-func (m *memChallenges) remove(el *list.Element) {
-	rec := m.order.Remove(el).(*memChallenge)
-	delete(m.byTask, rec.key)
-	delete(m.due, rec.key)
-	if m.byID[rec.c.ID] == rec.key {
-		delete(m.byID, rec.c.ID)
+// refusal is the error refusing a transition of rec that needs status
+// want at now, or nil.
+func refusal(rec *memChallenge, want string, now time.Time) error {
+	switch {
+	case rec == nil:
+		return ErrChallengeNotFound
+	case rec.c.Status == ChallengeExpired || (rec.c.Status == ChallengeOpen || rec.c.Status == ChallengeCompleted) && !now.Before(rec.c.Expires):
+		return ErrChallengeExpired
+	case rec.c.Status != want:
+		return ErrChallengeState
 	}
-	if rec.stateDigest != "" {
-		delete(m.states, rec.stateDigest)
-	}
+	return nil
 }
 
 // copyChallenge keeps records from sharing slices with callers.
@@ -88,36 +81,24 @@ func copyChallenge(c Challenge) Challenge {
 
 // clearSecrets drops a record's credential and OAuth binding.
 func (m *memChallenges) clearSecrets(rec *memChallenge) {
-	rec.cred, rec.verifier = nil, nil
-	if rec.stateDigest != "" {
-		delete(m.states, rec.stateDigest)
-		rec.stateDigest = ""
-	}
-}
-
-func timedOut(c Challenge, now time.Time) bool {
-	return c.Status == ChallengeExpired || ((c.Status == ChallengeOpen || c.Status == ChallengeCompleted) && !now.Before(c.Expires))
+	m.states.remove(rec.stateDigest)
+	rec.cred, rec.verifier, rec.stateDigest = nil, nil, ""
 }
 
 func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	k := memTaskKey{agent: strings.Clone(c.Agent), taskID: strings.Clone(c.TaskID)}
+	k := TaskRef{Agent: strings.Clone(c.Agent), TaskID: strings.Clone(c.TaskID)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if rec := m.get(k, c.Created); rec != nil {
+	if rec, _ := m.recs.get(k, c.Created); rec != nil {
 		st := rec.c.Status
 		if (st == ChallengeOpen || st == ChallengeCompleted || st == ChallengeExpired) && rec.c.ID != replace {
 			return copyChallenge(rec.c), false, nil
 		}
-		m.remove(m.byTask[k])
-	}
-	for m.order.Len() >= m.max {
-		m.remove(m.order.Front())
 	}
 	c = copyChallenge(c)
 	c.Status, c.Method, c.CompletedAt, c.UsedAt = ChallengeOpen, "", time.Time{}, time.Time{}
 	c.Created, c.Expires = c.Created.Truncate(time.Millisecond).UTC(), c.Expires.Truncate(time.Millisecond).UTC()
-	rec := &memChallenge{key: k, c: c, keepUntil: c.Expires.Add(keep)}
-	m.byTask[k] = m.order.PushBack(rec)
+	m.recs.put(k, &memChallenge{key: k, c: c}, c.Expires.Add(keep))
 	m.byID[c.ID] = k
 	m.due[k] = struct{}{}
 	return copyChallenge(c), true, nil
@@ -126,45 +107,18 @@ func (m *memChallenges) Open(_ context.Context, c Challenge, replace string, kee
 func (m *memChallenges) Get(_ context.Context, id string) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.byIDLocked(id, time.Time{})
+	rec := m.current(m.byID[id], id, time.Time{})
 	if rec == nil {
 		return Challenge{}, false, nil
 	}
 	return copyChallenge(rec.c), true, nil
 }
 
-func (m *memChallenges) byIDLocked(id string, now time.Time) *memChallenge {
-	k, ok := m.byID[id]
-	if !ok {
-		return nil
-	}
-	rec := m.get(k, now)
-	if rec == nil || rec.c.ID != id {
-		return nil
-	}
-	return rec
-}
-
-// openLocked returns the challenge id if it can still be completed: it
-// exists, has not expired and is open.
-func (m *memChallenges) openLocked(id string, now time.Time) (*memChallenge, error) {
-	rec := m.byIDLocked(id, now)
-	switch {
-	case rec == nil:
-		return nil, ErrChallengeNotFound
-	case timedOut(rec.c, now):
-		return nil, ErrChallengeExpired
-	case rec.c.Status != ChallengeOpen:
-		return nil, ErrChallengeState
-	}
-	return rec, nil
-}
-
 func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
-	if rec == nil {
+	rec, ok := m.recs.get(TaskRef{agent, taskID}, time.Time{})
+	if !ok {
 		return Challenge{}, false, nil
 	}
 	return copyChallenge(rec.c), true, nil
@@ -173,8 +127,8 @@ func (m *memChallenges) Current(_ context.Context, agent, taskID string) (Challe
 func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []byte, ttl time.Duration, now time.Time) (Challenge, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec, err := m.openLocked(id, now)
-	if err != nil {
+	rec := m.current(m.byID[id], id, now)
+	if err := refusal(rec, ChallengeOpen, now); err != nil {
 		return Challenge{}, err
 	}
 	m.clearSecrets(rec)
@@ -187,38 +141,32 @@ func (m *memChallenges) Complete(_ context.Context, id, method string, sealed []
 func (m *memChallenges) BeginOAuth(_ context.Context, id, stateDigest string, sealedVerifier []byte, now time.Time) (Challenge, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec, err := m.openLocked(id, now)
-	if err != nil {
+	rec := m.current(m.byID[id], id, now)
+	if err := refusal(rec, ChallengeOpen, now); err != nil {
 		return Challenge{}, err
 	}
 	m.clearSecrets(rec)
 	rec.stateDigest, rec.verifier = strings.Clone(stateDigest), slices.Clone(sealedVerifier)
-	m.states[rec.stateDigest] = memState{key: rec.key, until: rec.c.Expires}
+	m.states.put(rec.stateDigest, rec.key, rec.c.Expires)
 	return copyChallenge(rec.c), nil
 }
 
 func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st, ok := m.states[stateDigest]
-	delete(m.states, stateDigest)
 	// A state is kept until its challenge's expiry only to reclaim memory
 	// (the sweep drops it, as Redis drops its key): past the expiry it
 	// still finds the challenge, and reports it expired.
-	if !ok {
-		return Challenge{}, nil, ErrChallengeNotFound
-	}
-	rec := m.get(st.key, now)
-	if rec == nil || rec.stateDigest != stateDigest {
+	k, ok := m.states.get(stateDigest, time.Time{})
+	m.states.remove(stateDigest)
+	rec, _ := m.recs.get(k, now)
+	if !ok || rec == nil || rec.stateDigest != stateDigest {
 		return Challenge{}, nil, ErrChallengeNotFound
 	}
 	verifier := rec.verifier
 	rec.stateDigest, rec.verifier = "", nil
-	switch {
-	case timedOut(rec.c, now):
-		return Challenge{}, nil, ErrChallengeExpired
-	case rec.c.Status != ChallengeOpen:
-		return Challenge{}, nil, ErrChallengeState
+	if err := refusal(rec, ChallengeOpen, now); err != nil {
+		return Challenge{}, nil, err
 	}
 	return copyChallenge(rec.c), verifier, nil
 }
@@ -226,15 +174,11 @@ func (m *memChallenges) TakeOAuth(_ context.Context, stateDigest string, now tim
 func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, []byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, now)
-	switch {
-	case rec == nil || rec.c.ID != id:
-		return Challenge{}, nil, ErrChallengeNotFound
-	case timedOut(rec.c, now):
-		return Challenge{}, nil, ErrChallengeExpired
-	case rec.c.Status != ChallengeCompleted:
-		return Challenge{}, nil, ErrChallengeState
-	case rec.cred == nil || !now.Before(rec.credUntil):
+	rec := m.current(TaskRef{agent, taskID}, id, now)
+	if err := refusal(rec, ChallengeCompleted, now); err != nil {
+		return Challenge{}, nil, err
+	}
+	if rec.cred == nil || !now.Before(rec.credUntil) {
 		return Challenge{}, nil, ErrChallengeExpired
 	}
 	cred := rec.cred
@@ -247,17 +191,16 @@ func (m *memChallenges) Use(_ context.Context, agent, taskID, id string, now tim
 func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now time.Time) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, now)
-	if rec == nil || rec.c.ID != id {
+	rec := m.current(TaskRef{agent, taskID}, id, now)
+	if rec == nil {
 		return Challenge{}, false, ErrChallengeNotFound
 	}
 	st := rec.c.Status
 	lapsed := st == ChallengeCompleted && (rec.cred == nil || !now.Before(rec.credUntil))
-	changed := false
-	if (st == ChallengeOpen || st == ChallengeCompleted) && (!now.Before(rec.c.Expires) || lapsed) {
+	changed := (st == ChallengeOpen || st == ChallengeCompleted) && (!now.Before(rec.c.Expires) || lapsed)
+	if changed {
 		m.clearSecrets(rec)
 		rec.c.Status = ChallengeExpired
-		changed = true
 	}
 	if !rec.c.Pending(now) {
 		delete(m.due, rec.key)
@@ -268,7 +211,7 @@ func (m *memChallenges) Expire(_ context.Context, agent, taskID, id string, now 
 func (m *memChallenges) Close(_ context.Context, agent, taskID string) (Challenge, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec := m.get(memTaskKey{agent, taskID}, time.Time{})
+	rec, _ := m.recs.get(TaskRef{agent, taskID}, time.Time{})
 	if rec == nil || rec.c.Status == ChallengeClosed {
 		return Challenge{}, false, nil
 	}
@@ -283,12 +226,12 @@ func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limi
 	m.mu.Lock()
 	var due []Challenge
 	for k := range m.due {
-		if k.agent != agent {
+		if k.Agent != agent {
 			continue
 		}
-		// Not get(k, now): now is how far ahead to look, not the clock,
-		// so retention is left to the sweep.
-		if rec := m.get(k, time.Time{}); rec != nil && !now.Before(rec.c.Expires) {
+		// The zero time, not now: now is how far ahead to look, not the
+		// clock, so retention is left to the sweep.
+		if rec, _ := m.recs.get(k, time.Time{}); rec != nil && !now.Before(rec.c.Expires) {
 			due = append(due, rec.c)
 		}
 	}
@@ -306,16 +249,6 @@ func (m *memChallenges) Due(_ context.Context, agent string, now time.Time, limi
 func (m *memChallenges) sweep(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for el := m.order.Front(); el != nil; {
-		next := el.Next()
-		if !now.Before(el.Value.(*memChallenge).keepUntil) {
-			m.remove(el)
-		}
-		el = next
-	}
-	for d, st := range m.states {
-		if !now.Before(st.until) {
-			delete(m.states, d)
-		}
-	}
+	m.recs.sweep(now)
+	m.states.sweep(now)
 }

@@ -19,10 +19,10 @@ type memLifecycle struct {
 	mu     sync.RWMutex
 	agents map[string]map[string]*memLCEntry // agent -> task id -> record
 	n      int
-	idle   indexedHeap[*memLCEntry] // evictable records, least recent activity first
-	expiry indexedHeap[*memLCEntry] // records with an expiry, soonest first
-	rev    int64                    // the last revision issued: revisions never repeat
-	leases map[string]memLease
+	idle   indexedHeap[*memLCEntry]    // evictable records, least recent activity first
+	expiry indexedHeap[*memLCEntry]    // records with an expiry, soonest first
+	rev    int64                       // the last revision issued: revisions never repeat
+	leases *memRecords[string, string] // lease name -> holder
 }
 
 var _ Lifecycle = (*memLifecycle)(nil)
@@ -47,11 +47,6 @@ func (e *memLCEntry) copyOut() TaskLifecycle {
 	return rec
 }
 
-type memLease struct {
-	holder  string
-	expires time.Time
-}
-
 func newMemLifecycle(maxEntries int) *memLifecycle {
 	return &memLifecycle{
 		max:    maxEntries,
@@ -64,7 +59,7 @@ func newMemLifecycle(maxEntries int) *memLifecycle {
 			less: func(a, b *memLCEntry) bool { return a.expires.Before(b.expires) },
 			at:   func(e *memLCEntry) *int { return &e.expiryAt },
 		},
-		leases: map[string]memLease{},
+		leases: newMemRecords[string, string](maxEntries),
 	}
 }
 
@@ -87,9 +82,11 @@ func (m *memLifecycle) Save(_ context.Context, stored TaskLifecycle, ttl time.Du
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.live(stored.Agent, stored.TaskID, now)
+	// An expired record is taken over as if it were gone; the sweep would
+	// have dropped it.
+	e := m.agents[stored.Agent][stored.TaskID]
 	var current int64
-	if e != nil {
+	if e != nil && !e.expired(now) {
 		current = e.rec.Rev
 	}
 	if current != stored.Rev {
@@ -165,8 +162,8 @@ func (m *memLifecycle) CountByState(_ context.Context, agent string) (map[string
 func (m *memLifecycle) Delete(_ context.Context, agent, taskID string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.live(agent, taskID, time.Now())
-	if e == nil || e.rec.LegalHold {
+	e := m.agents[agent][taskID]
+	if e == nil || e.expired(time.Now()) || e.rec.LegalHold {
 		return false, nil
 	}
 	m.remove(e)
@@ -177,14 +174,10 @@ func (m *memLifecycle) Lease(_ context.Context, name, holder string, ttl time.Du
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l, ok := m.leases[name]; ok && now.Before(l.expires) {
-		if l.holder != holder {
-			return false, nil
-		}
-		m.leases[name] = memLease{holder: l.holder, expires: now.Add(ttl)}
-		return true, nil
+	if h, ok := m.leases.get(name, now); ok && h != holder {
+		return false, nil
 	}
-	m.leases[strings.Clone(name)] = memLease{holder: strings.Clone(holder), expires: now.Add(ttl)}
+	m.leases.put(strings.Clone(name), strings.Clone(holder), now.Add(ttl))
 	return true, nil
 }
 
@@ -194,25 +187,7 @@ func (m *memLifecycle) sweep(now time.Time) {
 	for m.expiry.Len() > 0 && m.expiry.items[0].expired(now) {
 		m.remove(m.expiry.items[0])
 	}
-	for name, l := range m.leases {
-		if !now.Before(l.expires) {
-			delete(m.leases, name)
-		}
-	}
-}
-
-// live returns the unexpired record of the task, dropping an expired one.
-// The caller holds the write lock.
-func (m *memLifecycle) live(agent, taskID string, now time.Time) *memLCEntry {
-	e, ok := m.agents[agent][taskID]
-	if !ok {
-		return nil
-	}
-	if e.expired(now) {
-		m.remove(e)
-		return nil
-	}
-	return e
+	m.leases.sweep(now)
 }
 
 // makeRoom frees a place for a new record: expired records go first, then

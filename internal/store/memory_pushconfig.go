@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -121,23 +122,11 @@ func (m *memPushConfigs) Delete(_ context.Context, agent, taskID, id string) (bo
 
 func (m *memPushConfigs) Watched(_ context.Context, limit int) ([]TaskRef, error) {
 	m.mu.Lock()
-	type entry struct {
-		ref TaskRef
-		at  time.Time
-	}
-	all := make([]entry, 0, len(m.watched))
-	for ref, at := range m.watched {
-		all = append(all, entry{ref, at})
-	}
-	m.mu.Unlock()
-	slices.SortFunc(all, func(a, b entry) int {
-		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.ref.Agent, b.ref.Agent), cmp.Compare(a.ref.TaskID, b.ref.TaskID))
+	defer m.mu.Unlock()
+	refs := slices.SortedFunc(maps.Keys(m.watched), func(a, b TaskRef) int {
+		return cmp.Or(m.watched[a].Compare(m.watched[b]), cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.TaskID, b.TaskID))
 	})
-	out := make([]TaskRef, 0, min(limit, len(all)))
-	for _, e := range all[:min(limit, len(all))] {
-		out = append(out, e.ref)
-	}
-	return out, nil
+	return slices.Clip(refs[:min(limit, len(refs))]), nil
 }
 
 func (m *memPushConfigs) Finish(_ context.Context, agent, taskID string) error {

@@ -102,5 +102,5 @@ func TestOptionsDefaults(t *testing.T) {
 func (m *memOwnership) len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.order.Len()
+	return m.recs.order.Len()
 }

@@ -49,9 +49,7 @@ func OperatorConcerns(s Store) (DeliveryLog, bool) {
 	return nil, false
 }
 
-// checkedDeliveryLog refuses every call once the store is closed and checks
-// the arguments before either back end sees them, as the other concerns'
-// checked wrappers do.
+// checkedDeliveryLog is the DeliveryLog OperatorConcerns hands out; see gate.
 type checkedDeliveryLog struct {
 	gate *gate
 	b    DeliveryLog
@@ -65,7 +63,7 @@ func (c checkedDeliveryLog) Add(ctx context.Context, agent, taskID string, a Tas
 }
 
 func (c checkedDeliveryLog) List(ctx context.Context, agent, taskID string) ([]TaskAttempt, error) {
-	if err := c.gate.check(checkName("agent name", agent), checkName("task id", taskID)); err != nil {
+	if err := c.gate.check(checkTaskRef(agent, taskID)); err != nil {
 		return nil, err
 	}
 	return c.b.List(ctx, agent, taskID)

@@ -90,17 +90,17 @@ const (
 	MaxRefsPerCall = 1024
 )
 
-func checkName(what, s string) error {
-	if s == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
-	}
-	return checkOptionalName(what, s)
-}
+func checkName(what, s string) error { return checkBounded(what, s, MaxNameBytes, true) }
 
 // checkOptionalName is checkName for a name that may be empty.
-func checkOptionalName(what, s string) error {
-	if len(s) > MaxNameBytes {
-		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), MaxNameBytes)
+func checkOptionalName(what, s string) error { return checkBounded(what, s, MaxNameBytes, false) }
+
+func checkBounded(what, s string, limit int, required bool) error {
+	if required && s == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
+	}
+	if len(s) > limit {
+		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), limit)
 	}
 	return nil
 }
@@ -184,9 +184,7 @@ func checkResolve(agent string, lookups, claims []Ref, owner Owner) error {
 	return checkOwner(owner)
 }
 
-// checkedOwnership is the Ownership a Store hands out: it refuses every
-// call once the store is closed and checks the arguments before the back
-// end, memory or Redis, sees them, so both refuse the same calls.
+// checkedOwnership is the Ownership a Store hands out; see gate.
 type checkedOwnership struct {
 	gate *gate
 	b    Ownership

@@ -98,41 +98,12 @@ func pushWatchBucket(agent, taskID string) int {
 	return int(h.Sum32() % pushWatchBuckets)
 }
 
-// watchMember is a task's member in the watched index: escaped agent and
-// task id, so the "|" between them is unambiguous.
-func watchMember(agent, taskID string) string {
-	return escape(agent) + "|" + escape(taskID)
-}
-
-func parseWatchMember(m string) (TaskRef, error) {
-	a, t, ok := strings.Cut(m, "|")
-	if !ok {
-		return TaskRef{}, fmt.Errorf("watched index member %.64q is malformed", m)
-	}
-	agent, err1 := unescape(a)
-	task, err2 := unescape(t)
-	if err1 != nil || err2 != nil || agent == "" || task == "" {
-		return TaskRef{}, fmt.Errorf("watched index member %.64q is malformed", m)
-	}
-	return TaskRef{Agent: agent, TaskID: task}, nil
-}
-
 func checkTaskRef(agent, taskID string) error {
 	return cmp.Or(checkName("agent name", agent), checkName("task id", taskID))
 }
 
 func checkPushConfigRef(agent, taskID, id string) error {
 	return cmp.Or(checkTaskRef(agent, taskID), checkBounded("push config id", id, MaxPushConfigIDBytes, true))
-}
-
-func checkBounded(what, s string, limit int, required bool) error {
-	if required && s == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalidArgument, what)
-	}
-	if len(s) > limit {
-		return fmt.Errorf("%w: %s is %d bytes, over the limit of %d", ErrInvalidArgument, what, len(s), limit)
-	}
-	return nil
 }
 
 // checkPushConfig validates c and returns the copy a store keeps: strings
@@ -208,24 +179,18 @@ func decodePushConfig(agent, taskID string, raw []byte) (PushConfig, error) {
 	if r.V != pushConfigFormat {
 		return PushConfig{}, fmt.Errorf("push config record has unknown format version %d", r.V)
 	}
-	var v a2a.Version
-	switch r.Version {
-	case a2a.V03.String():
-		v = a2a.V03
-	case a2a.V10.String():
-		v = a2a.V10
-	default:
-		return PushConfig{}, fmt.Errorf("push config record has unknown protocol version %.8q", r.Version)
+	for _, v := range []a2a.Version{a2a.V03, a2a.V10} {
+		if r.Version == v.String() {
+			return PushConfig{
+				Agent: agent, TaskID: taskID, ID: r.ID, Tenant: r.Tenant, Subject: r.Subject, Version: v,
+				URL: r.URL, Token: r.Token, AuthScheme: r.Scheme, AuthCredentials: r.Credentials,
+			}, nil
+		}
 	}
-	return PushConfig{
-		Agent: agent, TaskID: taskID, ID: r.ID, Tenant: r.Tenant, Subject: r.Subject, Version: v,
-		URL: r.URL, Token: r.Token, AuthScheme: r.Scheme, AuthCredentials: r.Credentials,
-	}, nil
+	return PushConfig{}, fmt.Errorf("push config record has unknown protocol version %.8q", r.Version)
 }
 
-// checkedPushConfigs is the PushConfigs a Store hands out: it refuses every call
-// once the store is closed and checks the arguments before the back end,
-// memory or Redis, sees them, so both refuse the same calls.
+// checkedPushConfigs is the PushConfigs a Store hands out; see gate.
 type checkedPushConfigs struct {
 	gate *gate
 	b    PushConfigs

@@ -120,22 +120,32 @@ func pipedEach[T any, C interface{ Result() ([]T, error) }](ctx context.Context,
 	return out, nil
 }
 
-// readHash decodes the reply of an HGETALL of key for operation op; false
-// when there is no such hash.
-func readHash[T any](c *redisConn, op, key string, cmd *redis.MapStringStringCmd, decode func(map[string]string) (T, error)) (T, bool, error) {
+// readValue decodes the reply of a read of key for operation op; false
+// when there is no such key.
+func readValue[V, T any](c *redisConn, op, key string, cmd interface{ Result() (V, error) }, decode func(V) (T, error)) (T, bool, error) {
 	var zero T
-	h, err := cmd.Result()
+	v, err := cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return zero, false, nil
+	}
 	if err != nil {
 		return zero, false, c.fail(op, err)
 	}
-	if len(h) == 0 {
-		return zero, false, nil
-	}
-	v, err := decode(h)
+	t, err := decode(v)
 	if err != nil {
 		return zero, false, fmt.Errorf("store: %s: key %q: %w", op, key, err)
 	}
-	return v, true, nil
+	return t, true, nil
+}
+
+// readHash is readValue for an HGETALL, whose reply for no such hash is
+// empty.
+func readHash[T any](c *redisConn, op, key string, cmd *redis.MapStringStringCmd, decode func(map[string]string) (T, error)) (T, bool, error) {
+	if h, err := cmd.Result(); err == nil && len(h) == 0 {
+		var zero T
+		return zero, false, nil
+	}
+	return readValue(c, op, key, cmd, decode)
 }
 
 // fail wraps err from operation op. Transport failures and the replies a
@@ -207,12 +217,12 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 	return &redisStore{
 		conn:      conn,
 		owned:     owned,
-		ownership: newRedisOwnership(conn, o.OwnershipTTL.D()),
+		ownership: &redisOwnership{conn: conn, ttl: o.OwnershipTTL.D()},
 		dedupe:    newRedisDedupe(conn),
 		active:    &redisActive{conn: conn},
 		lifecycle: newRedisLifecycle(conn),
 		delivery:  newRedisDelivery(conn),
-		push:      newRedisPushConfigs(conn),
+		push:      &redisPushConfigs{conn: conn},
 		events:    newRedisEventLog(conn),
 	}
 }

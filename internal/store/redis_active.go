@@ -47,8 +47,5 @@ func (r *redisActive) Track(ctx context.Context, tenant, agent, taskID string, a
 func (r *redisActive) Count(ctx context.Context, tenant string, window time.Duration) (int, error) {
 	cutoff := strconv.FormatInt(time.Now().Add(-window).UnixMilli(), 10)
 	n, err := activeCountLua.Run(ctx, r.conn.client, []string{r.key(tenant)}, cutoff).Int()
-	if err != nil {
-		return 0, r.conn.fail("active tasks count", err)
-	}
-	return n, nil
+	return n, r.conn.fail("active tasks count", err)
 }

@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,8 +69,14 @@ end
 local function lapsed(now)
   return tonumber(redis.call('HGET', KEYS[1], 'cu') or '0') <= now
 end
-local function timed_out(st, exp, now)
-  return st == 'expired' or (pending(st) and exp <= now)
+-- refuse returns the reply refusing a transition of challenge id that
+-- needs status want at now, or nil and the challenge's expiry.
+local function refuse(id, want, now)
+  local st, exp = current(id)
+  if not st then return {-1} end
+  if st == 'expired' or (pending(st) and exp <= now) then return {-2} end
+  if st ~= want then return {-3} end
+  return nil, exp
 end
 `
 
@@ -89,11 +93,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 	challengeCompleteScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
 local now = tonumber(ARGV[2])
-if timed_out(st, exp, now) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused, exp = refuse(ARGV[1], 'open', now)
+if refused then return refused end
 local ttl = math.min(tonumber(ARGV[5]), exp - now)
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ttl)
 redis.call('HSET', KEYS[1], 'st', 'completed', 'm', ARGV[3], 'cmp', ARGV[2], 'cu', string.format('%.0f', now + ttl))
@@ -101,29 +103,24 @@ redis.call('HDEL', KEYS[1], 'ost', 'ovf')
 return {1, redis.call('HGETALL', KEYS[1])}
 `)
 	challengeBeginScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
-if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused = refuse(ARGV[1], 'open', tonumber(ARGV[2]))
+if refused then return refused end
 local prev = redis.call('HGET', KEYS[1], 'ost') or ''
 redis.call('HSET', KEYS[1], 'ost', ARGV[3], 'ovf', ARGV[4])
 return {1, redis.call('HGETALL', KEYS[1]), prev}
 `)
 	challengeTakeScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current('')
-if not st or redis.call('HGET', KEYS[1], 'ost') ~= ARGV[3] then return {-1} end
+if not current('') or redis.call('HGET', KEYS[1], 'ost') ~= ARGV[3] then return {-1} end
 local verifier = redis.call('HGET', KEYS[1], 'ovf')
 redis.call('HDEL', KEYS[1], 'ost', 'ovf')
-if timed_out(st, exp, tonumber(ARGV[2])) then return {-2} end
-if st ~= 'open' then return {-3} end
+local refused = refuse('', 'open', tonumber(ARGV[2]))
+if refused then return refused end
 return {1, redis.call('HGETALL', KEYS[1]), verifier}
 `)
 	challengeUseScript = redis.NewScript(challengeStatusPrelude + `
-local st, exp = current(ARGV[1])
-if not st then return {-1} end
 local now = tonumber(ARGV[2])
-if timed_out(st, exp, now) then return {-2} end
-if st ~= 'completed' then return {-3} end
+local refused = refuse(ARGV[1], 'completed', now)
+if refused then return refused end
 local cred = redis.call('GET', KEYS[2])
 if not cred or lapsed(now) then return {-2} end
 redis.call('DEL', KEYS[2])
@@ -165,25 +162,8 @@ func (r *redisChallenges) taskKeys(agent, taskID string) []string {
 	return []string{r.conn.keys.refTagged(challengeFamily, agent, ref), r.conn.keys.refTagged(challengeCredFamily, agent, ref)}
 }
 
-// escapePair renders the "<agent>|<task id>" of the index strings and the
-// "<task id>|<id>" of the expiry set's members.
-func escapePair(a, b string) string { return escape(a) + "|" + escape(b) }
-
-func unescapePair(v string) (a, b string, err error) {
-	ea, eb, ok := strings.Cut(v, "|")
-	if !ok {
-		return "", "", fmt.Errorf("malformed pair %q", v)
-	}
-	a, errA := unescape(ea)
-	b, errB := unescape(eb)
-	if err := cmp.Or(errA, errB); err != nil {
-		return "", "", err
-	}
-	return a, b, nil
-}
-
 func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string, keep time.Duration) (Challenge, bool, error) {
-	scopes, _ := json.Marshal(nonNil(c.Scopes))
+	scopes, _ := json.Marshal(append([]string{}, c.Scopes...))
 	ttl := c.Expires.Sub(c.Created) + keep
 	args := []any{millis(ttl), replace,
 		"id", c.ID, "ctx", c.ContextID, "ten", c.Tenant, "sub", c.Subject, "ver", c.Version,
@@ -206,44 +186,22 @@ func (r *redisChallenges) Open(ctx context.Context, c Challenge, replace string,
 
 func (r *redisChallenges) Get(ctx context.Context, id string) (Challenge, bool, error) {
 	key := r.conn.keys.tagged(challengeIDFamily, id)
-	agent, taskID, ok, err := r.lookup(key, r.conn.client.Get(ctx, key))
+	ref, ok, err := readValue(r.conn, "challenge lookup", key, r.conn.client.Get(ctx, key), parseTaskRef)
 	if err != nil || !ok {
 		return Challenge{}, false, err
 	}
-	c, ok, err := r.Current(ctx, agent, taskID)
+	c, ok, err := r.Current(ctx, ref.Agent, ref.TaskID)
 	if err != nil || !ok || c.ID != id {
 		return Challenge{}, false, err
 	}
 	return c, true, nil
 }
 
-// lookup reads the reply of a GET or GETDEL of an index string naming a
-// task.
-func (r *redisChallenges) lookup(key string, cmd *redis.StringCmd) (agent, taskID string, ok bool, err error) {
-	v, err := cmd.Result()
-	if errors.Is(err, redis.Nil) {
-		return "", "", false, nil
-	}
-	if err != nil {
-		return "", "", false, r.conn.fail("challenge lookup", err)
-	}
-	agent, taskID, err = unescapePair(v)
-	if err != nil {
-		return "", "", false, fmt.Errorf("store: challenge index %q: %w", key, err)
-	}
-	return agent, taskID, true, nil
-}
-
 func (r *redisChallenges) Current(ctx context.Context, agent, taskID string) (Challenge, bool, error) {
-	fields, err := r.conn.client.HGetAll(ctx, r.taskKeys(agent, taskID)[0]).Result()
-	if err != nil {
-		return Challenge{}, false, r.conn.fail("challenge get", err)
-	}
-	if fields["id"] == "" {
-		return Challenge{}, false, nil
-	}
-	c, err := decodeChallenge(agent, taskID, fields)
-	return c, err == nil, err
+	key := r.taskKeys(agent, taskID)[0]
+	return readHash(r.conn, "challenge get", key, r.conn.client.HGetAll(ctx, key), func(f map[string]string) (Challenge, error) {
+		return decodeChallenge(agent, taskID, f)
+	})
 }
 
 // byID is Get, with ErrChallengeNotFound for a challenge it does not find.
@@ -286,14 +244,14 @@ func (r *redisChallenges) BeginOAuth(ctx context.Context, id, stateDigest string
 
 func (r *redisChallenges) TakeOAuth(ctx context.Context, stateDigest string, now time.Time) (Challenge, []byte, error) {
 	key := r.conn.keys.tagged(challengeStateFamily, stateDigest)
-	agent, taskID, ok, err := r.lookup(key, r.conn.client.GetDel(ctx, key))
+	ref, ok, err := readValue(r.conn, "challenge lookup", key, r.conn.client.GetDel(ctx, key), parseTaskRef)
+	if err == nil && !ok {
+		err = ErrChallengeNotFound
+	}
 	if err != nil {
 		return Challenge{}, nil, err
 	}
-	if !ok {
-		return Challenge{}, nil, ErrChallengeNotFound
-	}
-	c, verifier, err := r.run(ctx, "challenge oauth take", challengeTakeScript, agent, taskID, "", now, stateDigest)
+	c, verifier, err := r.run(ctx, "challenge oauth take", challengeTakeScript, ref.Agent, ref.TaskID, "", now, stateDigest)
 	if err != nil {
 		return Challenge{}, nil, err
 	}
@@ -319,12 +277,10 @@ func (r *redisChallenges) Expire(ctx context.Context, agent, taskID, id string, 
 	}
 	if code == -1 || !c.Pending(now) {
 		// Gone, replaced or no longer pending: not due any more.
-		if err := r.undue(ctx, agent, taskID, id); err != nil {
-			return Challenge{}, false, err
-		}
+		err = r.undue(ctx, agent, taskID, id)
 	}
-	if code == -1 {
-		return Challenge{}, false, ErrChallengeNotFound
+	if err = cmp.Or(err, challengeRefusals[code]); err != nil {
+		return Challenge{}, false, err
 	}
 	return c, code == 1, nil
 }
@@ -341,9 +297,8 @@ func (r *redisChallenges) Close(ctx context.Context, agent, taskID string) (Chal
 }
 
 func (r *redisChallenges) Due(ctx context.Context, agent string, now time.Time, limit int) ([]ChallengeRef, error) {
-	members, err := r.conn.client.ZRangeByScore(ctx, r.conn.keys.tagged(challengeDueFamily, agent), &redis.ZRangeBy{
-		Min: "-inf", Max: unixMs(now), Count: int64(limit),
-	}).Result()
+	key := r.conn.keys.tagged(challengeDueFamily, agent)
+	members, err := r.conn.client.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "-inf", Max: unixMs(now), Count: int64(limit)}).Result()
 	if err != nil {
 		return nil, r.conn.fail("challenge due", err)
 	}
@@ -363,38 +318,17 @@ func (r *redisChallenges) undue(ctx context.Context, agent, taskID, id string) e
 	return r.conn.fail("challenge unindex", r.conn.client.ZRem(ctx, r.conn.keys.tagged(challengeDueFamily, agent), escapePair(taskID, id)).Err())
 }
 
-// script runs s on a task's keys and decodes its reply.
+// script runs s on a task's keys and decodes its reply, {code, [fields],
+// [extra]}.
 func (r *redisChallenges) script(ctx context.Context, op string, s *redis.Script, agent, taskID string, args ...any) (int64, Challenge, string, error) {
 	v, err := s.Run(ctx, r.conn.client, r.taskKeys(agent, taskID), args...).Slice()
 	if err != nil {
 		return 0, Challenge{}, "", r.conn.fail(op, err)
 	}
-	return decodeChallengeReply(agent, taskID, v)
-}
-
-// run runs a transition script on a task's record and maps its code.
-func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
-	code, c, tail, err := r.script(ctx, op, s, agent, taskID, append([]any{id, unixMs(now)}, extra...)...)
-	if err != nil {
-		return Challenge{}, "", err
-	}
-	switch code {
-	case -1:
-		return Challenge{}, "", ErrChallengeNotFound
-	case -2:
-		return Challenge{}, "", ErrChallengeExpired
-	case -3:
-		return Challenge{}, "", ErrChallengeState
-	}
-	return c, tail, nil
-}
-
-// decodeChallengeReply reads {code, [fields], [extra]}.
-func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challenge, extra string, err error) {
 	if len(v) == 0 {
-		return 0, Challenge{}, "", errors.New("store: challenge: empty script reply")
+		return 0, Challenge{}, "", fmt.Errorf("store: %s: empty script reply", op)
 	}
-	code, _ = v[0].(int64)
+	code, _ := v[0].(int64)
 	if len(v) < 2 {
 		return code, Challenge{}, "", nil
 	}
@@ -402,16 +336,29 @@ func decodeChallengeReply(agent, taskID string, v []any) (code int64, c Challeng
 	fields := make(map[string]string, len(list)/2)
 	for i := 0; i+1 < len(list); i += 2 {
 		k, _ := list[i].(string)
-		val, _ := list[i+1].(string)
-		fields[k] = val
+		fields[k], _ = list[i+1].(string)
 	}
-	if c, err = decodeChallenge(agent, taskID, fields); err != nil {
-		return 0, Challenge{}, "", err
+	c, err := decodeChallenge(agent, taskID, fields)
+	if err != nil {
+		return 0, Challenge{}, "", fmt.Errorf("store: %s: %w", op, err)
 	}
+	var extra string
 	if len(v) > 2 {
 		extra, _ = v[2].(string)
 	}
 	return code, c, extra, nil
+}
+
+// challengeRefusals are the errors of the scripts' refusal codes.
+var challengeRefusals = map[int64]error{-1: ErrChallengeNotFound, -2: ErrChallengeExpired, -3: ErrChallengeState}
+
+// run runs a transition script on a task's record and maps its code.
+func (r *redisChallenges) run(ctx context.Context, op string, s *redis.Script, agent, taskID, id string, now time.Time, extra ...any) (Challenge, string, error) {
+	code, c, tail, err := r.script(ctx, op, s, agent, taskID, append([]any{id, unixMs(now)}, extra...)...)
+	if err = cmp.Or(err, challengeRefusals[code]); err != nil {
+		return Challenge{}, "", err
+	}
+	return c, tail, nil
 }
 
 func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, error) {
@@ -420,10 +367,10 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 		Version: f["ver"], Scheme: f["sch"], AuthorizationURL: f["url"], Status: f["st"], Method: f["m"],
 	}
 	if c.ID == "" {
-		return Challenge{}, fmt.Errorf("store: challenge of task %q: record without id", taskID)
+		return Challenge{}, fmt.Errorf("challenge of task %q: record without id", taskID)
 	}
 	if err := json.Unmarshal([]byte(f["scp"]), &c.Scopes); err != nil {
-		return Challenge{}, fmt.Errorf("store: challenge %q: scopes: %w", c.ID, err)
+		return Challenge{}, fmt.Errorf("challenge %q: scopes: %w", c.ID, err)
 	}
 	for _, t := range []struct {
 		field string
@@ -434,7 +381,7 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 		}
 		ms, err := strconv.ParseInt(f[t.field], 10, 64)
 		if err != nil {
-			return Challenge{}, fmt.Errorf("store: challenge %q: %s: %w", c.ID, t.field, err)
+			return Challenge{}, fmt.Errorf("challenge %q: %s: %w", c.ID, t.field, err)
 		}
 		*t.dst = time.UnixMilli(ms).UTC()
 	}
@@ -442,10 +389,3 @@ func decodeChallenge(agent, taskID string, f map[string]string) (Challenge, erro
 }
 
 func unixMs(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Push-source keys: one string per task, on the task's hash tag, holding
@@ -36,18 +33,14 @@ func (r *redisPushSources) key(agent, taskID string) string {
 }
 
 func (r *redisPushSources) Get(ctx context.Context, agent, taskID string) (PushSource, bool, error) {
-	raw, err := r.conn.client.Get(ctx, r.key(agent, taskID)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return PushSource{}, false, nil
-	}
-	if err != nil {
-		return PushSource{}, false, r.conn.fail("push source get", err)
-	}
-	var rec pushSourceRecord
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.V != pushSourceFormat {
-		return PushSource{}, false, fmt.Errorf("store: push source record of task %.64q is unreadable", taskID)
-	}
-	return PushSource{Agent: agent, TaskID: taskID, Holder: rec.Holder, SecretHash: rec.Secret}, true, nil
+	key := r.key(agent, taskID)
+	return readValue(r.conn, "push source get", key, r.conn.client.Get(ctx, key), func(raw string) (PushSource, error) {
+		var rec pushSourceRecord
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil || rec.V != pushSourceFormat {
+			return PushSource{}, errors.New("push source record is unreadable")
+		}
+		return PushSource{Agent: agent, TaskID: taskID, Holder: rec.Holder, SecretHash: rec.Secret}, nil
+	})
 }
 
 func (r *redisPushSources) Put(ctx context.Context, s PushSource, ttl time.Duration) error {

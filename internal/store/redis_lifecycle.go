@@ -73,8 +73,8 @@ import (
 // name the record as it was: the record's next Save repairs them, List
 // fetches each record it is about to return and skips index entries whose
 // record is gone or no longer matches, and CountByState counts the stale
-// entry until then. Index entries of expired records are
-// pruned by the index scripts, a bounded batch at a time.
+// entry until then. Index entries of expired records are pruned by the
+// index scripts, a bounded batch at a time.
 //
 // Leases are one string per name, holding the holder, expiring after the
 // lease's ttl:
@@ -136,35 +136,31 @@ local function prune(now)
 end
 `
 
-// KEYS[1] record; ARGV expected rev ("0": no record may exist), expiry ms
-// ("0": none), then field, value pairs. Reply: the new rev as a string, or
-// 0 when the stored rev is not the expected one.
-const lifecycleSaveLua = `
+// KEYS[1] record; ARGV expected rev ("0": no record may exist; every
+// record has a rev), expiry ms ("0": none), then field, value pairs.
+// Reply: the new rev, or 0 when the stored rev is not the expected one.
+// Revisions, microseconds, stay exact in a Lua number until the year 2255.
+var lifecycleSaveScript = redis.NewScript(`
 local current = redis.call('HGET', KEYS[1], 'rev')
-if ARGV[1] == '0' then
-  if redis.call('EXISTS', KEYS[1]) == 1 then
-    return 0
-  end
-elseif current ~= ARGV[1] then
+if (current or '0') ~= ARGV[1] then
   return 0
 end
 local t = redis.call('TIME')
 local rev = math.max(tonumber(t[1]) * 1000000 + tonumber(t[2]), (tonumber(current) or 0) + 1)
-rev = string.format('%.0f', rev)
-redis.call('HSET', KEYS[1], 'rev', rev, unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'rev', string.format('%.0f', rev), unpack(ARGV, 3))
 if ARGV[2] == '0' then
   redis.call('PERSIST', KEYS[1])
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return rev
-`
+`)
 
 // ARGV base, then for each of one or more tasks of the agent: task, rev,
 // state, open, tenant, score, expiry ms ("0": none). An entry whose task
 // has a newer revision indexed already is skipped. Reply: the entries
 // indexed.
-const lifecycleIndexLua = lifecycleIndexPrelude + `
+var lifecycleIndexScript = redis.NewScript(lifecycleIndexPrelude + `
 local now = now_ms()
 prune(now)
 local indexed = 0
@@ -185,12 +181,12 @@ for i = 2, #ARGV, 7 do
   end
 end
 return indexed
-`
+`)
 
 // KEYS[1] record. Reply: {outcome, bound}: "held" (nothing done),
 // "deleted" with the deleted rev, or "absent" with a bound below any rev a
 // save after this one can get.
-const lifecycleDeleteLua = `
+var lifecycleDeleteScript = redis.NewScript(`
 local r = redis.call('HMGET', KEYS[1], 'rev', 'hold')
 if r[2] == '1' then
   return {'held', '0'}
@@ -201,34 +197,34 @@ if r[1] then
 end
 local t = redis.call('TIME')
 return {'absent', string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2]) - 1)}
-`
+`)
 
 // ARGV base, task, bound. Unindexes the task unless a revision newer than
 // bound is indexed, which a save that raced the delete made.
-const lifecycleUnindexLua = lifecycleIndexPrelude + `
+var lifecycleUnindexScript = redis.NewScript(lifecycleIndexPrelude + `
 prune(now_ms())
 local rev = indexed_rev(ARGV[2])
 if not rev or rev <= tonumber(ARGV[3]) then
   unindex(ARGV[2])
 end
 return 1
-`
+`)
 
 // KEYS[3...] the per-state indexes. Reply: their sizes.
-const lifecycleCountLua = lifecycleIndexPrelude + `
+var lifecycleCountScript = redis.NewScript(lifecycleIndexPrelude + `
 prune(now_ms())
 local counts = {}
 for i = 3, #KEYS do
   counts[#counts + 1] = redis.call('ZCARD', KEYS[i])
 end
 return counts
-`
+`)
 
 // KEYS[1] index; ARGV score and task of the last entry read ("" to start),
 // count. Reply: up to count entries after it, with scores. The entry is
 // found by rank while it still has that score; otherwise the read restarts
 // at the first entry of that score and the caller skips what it has seen.
-const lifecycleScanLua = `
+var lifecycleScanScript = redis.NewScript(`
 local start = 0
 if ARGV[2] ~= '' then
   local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
@@ -239,28 +235,23 @@ if ARGV[2] ~= '' then
   end
 end
 return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[3]) - 1, 'WITHSCORES')
-`
+`)
 
 // KEYS[1] lease; ARGV holder, ttl ms. Reply: 1 if holder holds it now.
-const leaseLua = `
+var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
-if not v then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+if v and v ~= ARGV[1] then
+  return 0
 end
-if v == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
 
 // redisLifecycle runs each step as one script; go-redis sends EVALSHA and
 // falls back to EVAL once per node that has not cached a script yet.
 type redisLifecycle struct {
-	conn                                          *redisConn
-	save, index, del, unindex, count, scan, lease *redis.Script
-	states                                        []string
+	conn   *redisConn
+	states []string
 	// saves batches the Saves of concurrent callers (the tracker's workers).
 	saves *coalescer[lifecycleSave, lifecycleSaved]
 }
@@ -268,17 +259,7 @@ type redisLifecycle struct {
 var _ Lifecycle = (*redisLifecycle)(nil)
 
 func newRedisLifecycle(conn *redisConn) *redisLifecycle {
-	r := &redisLifecycle{
-		conn:    conn,
-		save:    redis.NewScript(lifecycleSaveLua),
-		index:   redis.NewScript(lifecycleIndexLua),
-		del:     redis.NewScript(lifecycleDeleteLua),
-		unindex: redis.NewScript(lifecycleUnindexLua),
-		count:   redis.NewScript(lifecycleCountLua),
-		scan:    redis.NewScript(lifecycleScanLua),
-		lease:   redis.NewScript(leaseLua),
-		states:  lifecycleStates(),
-	}
+	r := &redisLifecycle{conn: conn, states: lifecycleStates()}
 	r.saves = newCoalescer(1, r.saveBatch)
 	return r
 }
@@ -367,11 +348,13 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
+	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleSaveScript, scripts) {
 		c := calls[i]
-		rev, ok, err := r.saved(c.req.key, cmd)
-		c.res = lifecycleSaved{rev: rev, ok: ok, err: err}
-		if !ok {
+		// The script replies 0 when the stored revision was not the
+		// expected one; Int64 gives 0 with an error too.
+		rev, err := cmd.Int64()
+		c.res = lifecycleSaved{rev: rev, ok: rev > 0, err: r.conn.fail("lifecycle save", err)}
+		if !c.res.ok {
 			continue
 		}
 		entry := append([]any(nil), c.req.entry...)
@@ -389,7 +372,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.index, scripts) {
+	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleIndexScript, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}
@@ -399,27 +382,6 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 			c.res.err = err
 		}
 	}
-}
-
-// saved reads the reply of one save script.
-func (r *redisLifecycle) saved(key string, cmd *redis.Cmd) (int64, bool, error) {
-	v, err := cmd.Result()
-	if err != nil {
-		return 0, false, r.conn.fail("lifecycle save", err)
-	}
-	var rev int64
-	switch v := v.(type) {
-	case int64:
-		if v == 0 {
-			return 0, false, nil
-		}
-	case string:
-		rev, err = strconv.ParseInt(v, 10, 64)
-	}
-	if rev <= 0 || err != nil {
-		return 0, false, fmt.Errorf("store: lifecycle save: key %q: unexpected script reply %v", key, v)
-	}
-	return rev, true, nil
 }
 
 func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor string, limit int) ([]TaskLifecycle, string, error) {
@@ -464,15 +426,11 @@ func (r *redisLifecycle) List(ctx context.Context, f LifecycleFilter, cursor str
 			batch = append(batch, p)
 			after, paged = p, true
 		}
-		recs, err := r.fetch(ctx, f.Agent, batch)
+		recs, err := r.fetch(ctx, f, batch)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, rec := range recs {
-			if rec != nil && f.matches(rec) {
-				out = append(out, *rec)
-			}
-		}
+		out = append(out, recs...)
 		if end {
 			return out, "", nil
 		}
@@ -493,7 +451,7 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	if started {
 		score, member = strconv.FormatFloat(from.score, 'g', -1, 64), from.member
 	}
-	v, err := r.scan.Run(ctx, r.conn.client, []string{index}, score, member, count).Slice()
+	v, err := lifecycleScanScript.Run(ctx, r.conn.client, []string{index}, score, member, count).StringSlice()
 	if err != nil {
 		return nil, r.conn.fail("lifecycle list", err)
 	}
@@ -502,26 +460,19 @@ func (r *redisLifecycle) scanIndex(ctx context.Context, index string, from lifec
 	}
 	out := make([]lifecyclePos, 0, len(v)/2)
 	for i := 0; i < len(v); i += 2 {
-		member, ok1 := v[i].(string)
-		score, ok2 := v[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("store: lifecycle list: index %q: unexpected reply %T, %T", index, v[i], v[i+1])
-		}
-		s, err := strconv.ParseFloat(score, 64)
+		s, err := strconv.ParseFloat(v[i+1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("store: lifecycle list: index %q: score %.32q: %w", index, score, err)
+			return nil, fmt.Errorf("store: lifecycle list: index %q: score %.32q: %w", index, v[i+1], err)
 		}
-		out = append(out, lifecyclePos{score: s, member: member})
+		out = append(out, lifecyclePos{score: s, member: v[i]})
 	}
 	return out, nil
 }
 
-// fetch reads the records the entries name in one pipeline, which go-redis
-// splits by slot on Cluster; a record that is gone is nil.
-func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []lifecyclePos) ([]*TaskLifecycle, error) {
-	if len(entries) == 0 {
-		return nil, nil
-	}
+// fetch reads the records the entries name that match f, in one pipeline,
+// which go-redis splits by slot on Cluster; records that are gone are left
+// out.
+func (r *redisLifecycle) fetch(ctx context.Context, f LifecycleFilter, entries []lifecyclePos) ([]TaskLifecycle, error) {
 	ids := make([]string, len(entries))
 	keys := make([]string, len(entries))
 	cmds := make([]*redis.MapStringStringCmd, len(entries))
@@ -529,23 +480,23 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 	for i, p := range entries {
 		id, err := unescape(p.member)
 		if err != nil || id == "" {
-			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", agent, p.member)
+			return nil, fmt.Errorf("store: lifecycle list: agent %q: index member %.64q is not an escaped task id", f.Agent, p.member)
 		}
-		ids[i], keys[i] = id, r.recordKey(agent, id)
+		ids[i], keys[i] = id, r.recordKey(f.Agent, id)
 		cmds[i] = pipe.HGetAll(ctx, keys[i])
 	}
 	// Exec reports the first failed command; each one is examined below.
 	_, _ = pipe.Exec(ctx)
-	out := make([]*TaskLifecycle, len(keys))
+	var out []TaskLifecycle
 	for i, c := range cmds {
 		rec, found, err := readHash(r.conn, "lifecycle list", keys[i], c, func(h map[string]string) (TaskLifecycle, error) {
-			return decodeLifecycle(agent, ids[i], h)
+			return decodeLifecycle(f.Agent, ids[i], h)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if found {
-			out[i] = &rec
+		if found && f.matches(&rec) {
+			out = append(out, rec)
 		}
 	}
 	return out, nil
@@ -553,12 +504,11 @@ func (r *redisLifecycle) fetch(ctx context.Context, agent string, entries []life
 
 func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[string]int, error) {
 	base := r.indexBase(agent)
-	keys := make([]string, 0, len(r.states)+2)
-	keys = append(keys, base+":m", base+":exp")
+	keys := []string{base + ":m", base + ":exp"}
 	for _, s := range r.states {
 		keys = append(keys, indexKey(base, LifecycleFilter{State: s}))
 	}
-	counts, err := r.count.Run(ctx, r.conn.client, keys, base).Int64Slice()
+	counts, err := lifecycleCountScript.Run(ctx, r.conn.client, keys, base).Int64Slice()
 	if err != nil {
 		return nil, r.conn.fail("lifecycle count", err)
 	}
@@ -576,7 +526,7 @@ func (r *redisLifecycle) CountByState(ctx context.Context, agent string) (map[st
 
 func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool, error) {
 	key := r.recordKey(agent, taskID)
-	v, err := r.del.Run(ctx, r.conn.client, []string{key}).StringSlice()
+	v, err := lifecycleDeleteScript.Run(ctx, r.conn.client, []string{key}).StringSlice()
 	if err != nil {
 		return false, r.conn.fail("lifecycle delete", err)
 	}
@@ -593,14 +543,12 @@ func (r *redisLifecycle) Delete(ctx context.Context, agent, taskID string) (bool
 	// An absent record's index entries are cleaned up too: they are what a
 	// failed index step left behind.
 	base := r.indexBase(agent)
-	if err := r.unindex.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err(); err != nil {
-		return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
-	}
-	return v[0] == "deleted", nil
+	err = lifecycleUnindexScript.Run(ctx, r.conn.client, []string{base + ":m", base + ":exp"}, base, escape(taskID), v[1]).Err()
+	return v[0] == "deleted", r.conn.fail("lifecycle delete: the record is deleted but its index entries are not", err)
 }
 
 func (r *redisLifecycle) Lease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
-	return r.conn.acted("lease", r.lease.Run(ctx, r.conn.client, []string{r.conn.keys.tagged(leaseFamily, name)}, holder, millis(ttl)))
+	return r.conn.acted("lease", leaseScript.Run(ctx, r.conn.client, []string{r.conn.keys.tagged(leaseFamily, name)}, holder, millis(ttl)))
 }
 
 // lifecycleTransitionJSON is one History entry in the hist field.

@@ -68,9 +68,9 @@ func (r *redisDeliveryLog) List(ctx context.Context, agent, taskID string) ([]Ta
 	return out, nil
 }
 
-// deliveryDiscardLua deletes a dead letter and its index entry. KEYS[1]
+// deliveryDiscard deletes a dead letter and its index entry. KEYS[1]
 // the bucket's dead-letter index, KEYS[2] the dead letter.
-const deliveryDiscardLua = `
+var deliveryDiscard = redis.NewScript(`
 local m = redis.call('HGET', KEYS[2], 'm')
 if not m then
   return 0
@@ -78,9 +78,7 @@ end
 redis.call('ZREM', KEYS[1], m)
 redis.call('DEL', KEYS[2])
 return 1
-`
-
-var deliveryDiscard = redis.NewScript(deliveryDiscardLua)
+`)
 
 func (r *redisDelivery) DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error) {
 	k := r.endpointKeys(endpoint)

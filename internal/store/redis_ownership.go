@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,71 +31,35 @@ type redisOwnership struct {
 
 var _ Ownership = (*redisOwnership)(nil)
 
-func newRedisOwnership(conn *redisConn, ttl time.Duration) *redisOwnership {
-	return &redisOwnership{conn: conn, ttl: ttl}
-}
-
 // Claim sends one SET NX GET per ref in one pipeline: one round trip, split
-// per node by go-redis in cluster mode, and shared with the Claims made at
-// the same time. SET NX GET creates the record if there is none and
-// otherwise returns it, atomically, so a record that expires meanwhile
-// cannot be missed.
+// per node by go-redis in cluster mode. SET NX GET creates the record if
+// there is none and otherwise returns it, atomically, so a record that
+// expires meanwhile cannot be missed. Every answer a caller waits for
+// records its task and context, so under load many Claims are due at once:
+// they share the pipelines of conn.piped.
 func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, owner Owner) ([]Owner, error) {
-	keys := r.keys(agent, refs)
-	value := encodeOwner(owner)
-	// Every answer a caller waits for records its task and context, so
-	// under load many Claims are due at once: they share a pipeline.
-	sets := make([]*redis.StatusCmd, len(keys))
-	if err := r.conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
-		for i, k := range keys {
-			sets[i] = r.claimCmd(ctx, pipe, k, value)
-		}
-	}); err != nil {
-		return nil, r.conn.fail("ownership claim", err)
-	}
-	return r.claimed(sets, keys, owner)
-}
-
-// claimCmd queues the SET NX GET that claims key for the encoded owner.
-func (r *redisOwnership) claimCmd(ctx context.Context, pipe redis.Pipeliner, key, value string) *redis.StatusCmd {
-	return pipe.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
-}
-
-// claimed reads the replies of claimCmd: owner where the record was
-// created, else the owner on record.
-func (r *redisOwnership) claimed(sets []*redis.StatusCmd, keys []string, owner Owner) ([]Owner, error) {
-	out := make([]Owner, len(sets))
-	for i, set := range sets {
-		o, found, err := r.readOwner(set, keys[i], "ownership claim")
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			o = owner
-		}
-		out[i] = o
-	}
-	return out, nil
+	_, claimed, _, err := r.resolve(ctx, r.conn.piped, agent, nil, refs, owner, "")
+	return claimed, err
 }
 
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	found, _, _, err := r.resolve(ctx, agent, refs, nil, Owner{}, "")
+	found, _, _, err := r.resolve(ctx, r.pipeline, agent, refs, nil, Owner{}, "")
 	return found, err
 }
 
 // Resolve sends the lookups' GETs and the claims' SET NX GET in one
-// pipeline.
+// pipeline; claims alone share Claim's.
 func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner) ([]Owner, []Owner, error) {
-	if len(claims) == 0 {
+	switch {
+	case len(claims) == 0:
 		found, err := r.Lookup(ctx, agent, lookups)
 		return found, nil, err
-	}
-	if len(lookups) == 0 {
+	case len(lookups) == 0:
 		claimed, err := r.Claim(ctx, agent, claims, owner)
 		return nil, claimed, err
 	}
-	found, claimed, _, err := r.resolve(ctx, agent, lookups, claims, owner, "")
+	found, claimed, _, err := r.resolve(ctx, r.pipeline, agent, lookups, claims, owner, "")
 	return found, claimed, err
 }
 
@@ -109,75 +71,77 @@ var _ RecordResolver = (*redisOwnership)(nil)
 // unreadable record means.
 func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
 	recKey := r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
-	found, claimed, cmd, err := r.resolve(ctx, agent, lookups, claims, owner, recKey)
+	found, claimed, cmd, err := r.resolve(ctx, r.pipeline, agent, lookups, claims, owner, recKey)
 	if err != nil {
 		return nil, nil, TaskRecord{}, err
 	}
 	var rec TaskRecord
-	if fields, err := cmd.Result(); err == nil {
-		rec.Read = true
-		if len(fields) > 0 {
-			if rec.Lifecycle, err = decodeLifecycle(agent, taskID, fields); err != nil {
-				rec = TaskRecord{}
-			} else {
-				rec.Found = true
-			}
-		}
+	rec.Lifecycle, rec.Found, err = readHash(r.conn, "lifecycle get", recKey, cmd, func(h map[string]string) (TaskLifecycle, error) {
+		return decodeLifecycle(agent, taskID, h)
+	})
+	if err != nil {
+		return found, claimed, TaskRecord{}, nil
 	}
+	rec.Read = true
 	return found, claimed, rec, nil
 }
 
-// resolve is Resolve's pipeline, with the HGETALL of recKey when it is set.
-func (r *redisOwnership) resolve(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
+// pipeline sends fn's commands in a pipeline of their own; each command
+// carries its own error.
+func (r *redisOwnership) pipeline(ctx context.Context, fn piped) error {
+	pipe := r.conn.client.Pipeline()
+	fn(ctx, pipe)
+	_, _ = pipe.Exec(ctx)
+	return nil
+}
+
+// resolve sends, with send, the GETs of lookups, the SET NX GETs of claims
+// and, when recKey is set, its HGETALL, and reads the owners.
+func (r *redisOwnership) resolve(ctx context.Context, send func(context.Context, piped) error, agent string, lookups, claims []Ref, owner Owner, recKey string) ([]Owner, []Owner, *redis.MapStringStringCmd, error) {
 	lkeys, ckeys := r.keys(agent, lookups), r.keys(agent, claims)
 	value := encodeOwner(owner)
-	pipe := r.conn.client.Pipeline()
 	gets := make([]*redis.StringCmd, len(lkeys))
-	for i, k := range lkeys {
-		gets[i] = pipe.Get(ctx, k)
-	}
 	sets := make([]*redis.StatusCmd, len(ckeys))
-	for i, k := range ckeys {
-		sets[i] = r.claimCmd(ctx, pipe, k, value)
-	}
 	var rec *redis.MapStringStringCmd
-	if recKey != "" {
-		rec = pipe.HGetAll(ctx, recKey)
-	}
-	_, _ = pipe.Exec(ctx)
-
-	found := make([]Owner, len(lookups))
-	for i, g := range gets {
-		o, ok, err := r.readOwner(g, lkeys[i], "ownership lookup")
-		if err != nil {
-			return nil, nil, nil, err
+	if err := send(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+		for i, k := range lkeys {
+			gets[i] = pipe.Get(ctx, k)
 		}
-		if ok {
-			found[i] = o
+		for i, k := range ckeys {
+			sets[i] = pipe.SetArgs(ctx, k, value, redis.SetArgs{Mode: "NX", Get: true, TTL: r.ttl})
 		}
+		if recKey != "" {
+			rec = pipe.HGetAll(ctx, recKey)
+		}
+	}); err != nil {
+		return nil, nil, nil, r.conn.fail("ownership claim", err)
 	}
-	claimed, err := r.claimed(sets, ckeys, owner)
+	found, err := readOwners(r.conn, "ownership lookup", gets, lkeys, Owner{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	claimed, err := readOwners(r.conn, "ownership claim", sets, ckeys, owner)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return found, claimed, rec, nil
 }
 
-// readOwner decodes a GET (or SET GET) reply; ok is false when the key did
-// not exist.
-func (r *redisOwnership) readOwner(g interface{ Result() (string, error) }, key, op string) (Owner, bool, error) {
-	v, err := g.Result()
-	if errors.Is(err, redis.Nil) {
-		return Owner{}, false, nil
+// readOwners decodes the replies of GETs, or of SET GETs, of keys: the
+// owner on record, or absent where there was none.
+func readOwners[C interface{ Result() (string, error) }](c *redisConn, op string, cmds []C, keys []string, absent Owner) ([]Owner, error) {
+	out := make([]Owner, len(cmds))
+	for i, cmd := range cmds {
+		o, found, err := readValue(c, op, keys[i], cmd, decodeOwner)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			o = absent
+		}
+		out[i] = o
 	}
-	if err != nil {
-		return Owner{}, false, r.conn.fail(op, err)
-	}
-	o, err := decodeOwner(v)
-	if err != nil {
-		return Owner{}, false, fmt.Errorf("store: %s: key %q: %w", op, key, err)
-	}
-	return o, true, nil
+	return out, nil
 }
 
 func (r *redisOwnership) keys(agent string, refs []Ref) []string {

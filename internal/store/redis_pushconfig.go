@@ -34,7 +34,7 @@ const (
 
 // KEYS[1] configs; ARGV id, "<created ns>|", record, max configs, ttl ms.
 // Reply: 1 created, 0 replaced, -1 full.
-const pushConfigPutLua = `
+var pushConfigPutScript = redis.NewScript(`
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 local created = ARGV[2]
 if old then
@@ -48,29 +48,24 @@ if old then
   return 0
 end
 return 1
-`
+`)
 
 type redisPushConfigs struct {
 	conn *redisConn
-	put  *redis.Script
 }
 
 var _ PushConfigs = (*redisPushConfigs)(nil)
-
-func newRedisPushConfigs(conn *redisConn) *redisPushConfigs {
-	return &redisPushConfigs{conn: conn, put: redis.NewScript(pushConfigPutLua)}
-}
 
 func (r *redisPushConfigs) key(agent, taskID string) string {
 	return r.conn.keys.refTagged(pushConfigFamily, agent, Ref{Kind: RefTask, ID: taskID})
 }
 
 func (r *redisPushConfigs) watchKey(b int) string {
-	return r.conn.keys.prefix + ":" + pushWatchFamily + ":{" + strconv.Itoa(b) + "}"
+	return r.conn.keys.tagged(pushWatchFamily, strconv.Itoa(b))
 }
 
 func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) {
-	n, err := r.put.Run(ctx, r.conn.client, []string{r.key(c.Agent, c.TaskID)},
+	n, err := pushConfigPutScript.Run(ctx, r.conn.client, []string{r.key(c.Agent, c.TaskID)},
 		c.ID, strconv.FormatInt(c.Created.UnixNano(), 10)+"|", encodePushConfig(c), MaxPushConfigsPerTask, PushConfigRetention.Milliseconds()).Int()
 	if err != nil {
 		return false, r.conn.fail("push config put", err)
@@ -82,7 +77,7 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 	// stored the config, and its retry adds the task.
 	wk := r.watchKey(pushWatchBucket(c.Agent, c.TaskID))
 	pipe := r.conn.client.Pipeline()
-	pipe.ZAddNX(ctx, wk, redis.Z{Score: float64(c.Created.UnixMilli()), Member: watchMember(c.Agent, c.TaskID)})
+	pipe.ZAddNX(ctx, wk, redis.Z{Score: float64(c.Created.UnixMilli()), Member: escapePair(c.Agent, c.TaskID)})
 	pipe.ZRemRangeByScore(ctx, wk, "-inf", "("+strconv.FormatInt(time.Now().Add(-PushConfigRetention).UnixMilli(), 10))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return false, r.conn.fail("push config watch", err)
@@ -91,18 +86,10 @@ func (r *redisPushConfigs) Put(ctx context.Context, c PushConfig) (bool, error) 
 }
 
 func (r *redisPushConfigs) Get(ctx context.Context, agent, taskID, id string) (PushConfig, bool, error) {
-	v, err := r.conn.client.HGet(ctx, r.key(agent, taskID), id).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return PushConfig{}, false, nil
-	}
-	if err != nil {
-		return PushConfig{}, false, r.conn.fail("push config get", err)
-	}
-	c, err := decodeStoredPushConfig(agent, taskID, v)
-	if err != nil {
-		return PushConfig{}, false, fmt.Errorf("store: push config get: %w", err)
-	}
-	return c, true, nil
+	key := r.key(agent, taskID)
+	return readValue(r.conn, "push config get", key, r.conn.client.HGet(ctx, key, id), func(v string) (PushConfig, error) {
+		return decodeStoredPushConfig(agent, taskID, []byte(v))
+	})
 }
 
 func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]PushConfig, error) {
@@ -124,10 +111,7 @@ func (r *redisPushConfigs) List(ctx context.Context, agent, taskID string) ([]Pu
 
 func (r *redisPushConfigs) Delete(ctx context.Context, agent, taskID, id string) (bool, error) {
 	n, err := r.conn.client.HDel(ctx, r.key(agent, taskID), id).Result()
-	if err != nil {
-		return false, r.conn.fail("push config delete", err)
-	}
-	return n > 0, nil
+	return n > 0, r.conn.fail("push config delete", err)
 }
 
 // Watched reads the first limit entries of every bucket in one pipeline
@@ -147,7 +131,7 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 	out := make([]TaskRef, 0, min(limit, len(all)))
 	for _, z := range all[:min(limit, len(all))] {
 		m, _ := z.Member.(string)
-		ref, err := parseWatchMember(m)
+		ref, err := parseTaskRef(m)
 		if err != nil {
 			return nil, fmt.Errorf("store: push config watched: %w", err)
 		}
@@ -157,7 +141,7 @@ func (r *redisPushConfigs) Watched(ctx context.Context, limit int) ([]TaskRef, e
 }
 
 func (r *redisPushConfigs) Finish(ctx context.Context, agent, taskID string) error {
-	return r.conn.fail("push config finish", r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), watchMember(agent, taskID)).Err())
+	return r.conn.fail("push config finish", r.conn.client.ZRem(ctx, r.watchKey(pushWatchBucket(agent, taskID)), escapePair(agent, taskID)).Err())
 }
 
 // decodeStoredPushConfig reads "<created ns>|<record JSON>".

@@ -86,7 +86,10 @@ func decodeCursor(c string, maxBytes int) (string, error) {
 	return body, nil
 }
 
-// gate makes every operation of a store fail once it is closed.
+// gate makes every operation of a store fail once it is closed. Each
+// concern is handed out in its checked wrapper, which opens every call with
+// check before the back end, memory or Redis, sees it, so both refuse the
+// same calls.
 type gate struct {
 	closed atomic.Bool
 }
