@@ -740,8 +740,13 @@ func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.At
 		return d.failed(ctx, n, atts, a, time.Time{}, reason)
 	case status >= 200 && status <= 299:
 		b.success()
-		d.logAttempt(ctx, n, a)
-		if err := d.ack(ctx, n, after); err != nil {
+		// The log entry and the acknowledgement are sent at once: they
+		// share a store round trip when the store is busy.
+		var logged sync.WaitGroup
+		logged.Go(func() { d.logAttempt(ctx, n, a) })
+		err := d.ack(ctx, n, after)
+		logged.Wait()
+		if err != nil {
 			return false, time.Time{}, lostOr(err)
 		}
 		d.m.Delivered(max(time.Since(n.Enqueued), 0))

@@ -448,7 +448,7 @@ func deadCutoff(now time.Time) string {
 
 // runOutcome runs a script whose reply is one of outcomes.
 func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Script, keys []string, args []any, outcomes ...string) (string, error) {
-	return r.outcome(op, s.Run(ctx, r.conn.client, keys, args...), keys, outcomes)
+	return r.outcome(op, runPiped(ctx, r.conn, s, keys, args...), keys, outcomes)
 }
 
 // outcome reads the reply of a script run with keys, one of outcomes.
@@ -516,7 +516,7 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 
 func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := r.head.Run(ctx, r.conn.client, k.keys, k.args(time.Now())...).Result()
+	v, err := runPiped(ctx, r.conn, r.head, k.keys, k.args(time.Now())...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Delivery{}, nil, false, r.conn.fail("delivery head", err)
 	}
@@ -525,7 +525,7 @@ func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []
 
 func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := r.ackHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
+	v, err := runPiped(ctx, r.conn, r.ackHead, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
 	}
@@ -540,7 +540,7 @@ func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string
 
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := r.claimHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
+	v, err := runPiped(ctx, r.conn, r.claimHead, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
 	if err != nil {
 		return false, Delivery{}, nil, false, r.conn.fail("delivery claim", err)
 	}
@@ -603,12 +603,12 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	return r.conn.acted("delivery claim", r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...))
+	return r.conn.acted("delivery claim", runPiped(ctx, r.conn, r.claim, k.keys, k.args(time.Now(), holder, millis(ttl))...))
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
 	k := r.endpointKeys(endpoint)
-	return r.conn.fail("delivery release", r.release.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
+	return r.conn.fail("delivery release", runPiped(ctx, r.conn, r.release, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
@@ -877,7 +877,7 @@ return {out}
 // EnqueueClaim is one script run.
 func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
 	keys, args := r.enqueueCall(d, time.Now())
-	v, err := deliveryEnqueueClaimScript.Run(ctx, r.conn.client, keys, append(args, holder, millis(ttl))...).Slice()
+	v, err := runPiped(ctx, r.conn, deliveryEnqueueClaimScript, keys, append(args, holder, millis(ttl))...).Slice()
 	if err != nil {
 		return false, false, Delivery{}, nil, r.conn.fail("delivery enqueue", err)
 	}

@@ -236,7 +236,7 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 	if live > 0 {
 		liveMS = liveMillis(live)
 	}
-	res, err := l.record.Run(ctx, l.conn.client, l.recordKeys(agent, taskID),
+	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID),
 		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS).Slice()
 	if err != nil {
 		return Recorded{}, l.conn.fail("event log record", err)
