@@ -148,14 +148,22 @@ type DeliveryStore interface {
 	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
 	// holder has the endpoint.
 	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
-	// AckHead removes the delivered head of the queue, and its attempt log,
-	// then reads the new head as Head does: a worker that delivered the head
-	// learns what comes next. It fails with ErrNotHead when id is queued but
-	// not at the head (order is strict: only the head is ever delivered); an
-	// id that is no longer queued is ignored, so a repeated AckHead is
-	// harmless and reads the head as it is. When the queue is then empty,
-	// holder's lease is given up as ReleaseEndpoint would ("" keeps it).
-	AckHead(ctx context.Context, endpoint, id, holder string) (next Delivery, atts []Attempt, found bool, err error)
+	// AckHeads removes the delivered heads ids, in their order, and their
+	// attempt logs, then reads up to limit heads as Head does, in queue
+	// order (fewer once they hold MaxHeadBytesPerRead of payload): a worker
+	// that delivered a batch learns what comes next. It fails with
+	// ErrNotHead when an id is queued but not at the head when its turn
+	// comes (order is strict: only the head is ever delivered), keeping the
+	// removals before it; an id that is no longer queued is ignored, so a
+	// repeated AckHeads is harmless. When the queue is then empty, holder's
+	// lease is given up as ReleaseEndpoint would ("" keeps it).
+	AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) (next []Queued, err error)
+}
+
+// Queued is a queued delivery with its attempt log, oldest first.
+type Queued struct {
+	Delivery
+	Attempts []Attempt
 }
 
 // Errors of the delivery concern.
@@ -188,6 +196,10 @@ const (
 	MaxReasonBytes     = 1024
 	// MaxEndpointsPerCall bounds the limit of Endpoints.
 	MaxEndpointsPerCall = 1024
+	// MaxHeadsPerRead bounds the ids and the limit of AckHeads, and
+	// MaxHeadBytesPerRead the payload it reads beyond the first head.
+	MaxHeadsPerRead     = 16
+	MaxHeadBytesPerRead = 1 << 20
 	// MaxDeadLetterListLimit bounds the limit of DeadLetters.
 	MaxDeadLetterListLimit = 100
 
@@ -395,11 +407,18 @@ func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, [
 	return c.b.Head(ctx, endpoint)
 }
 
-func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id), checkOptionalName("holder", holder)); err != nil {
-		return Delivery{}, nil, false, err
+func (c checkedDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
+	errs := []error{checkName("endpoint", endpoint), checkOptionalName("holder", holder)}
+	if len(ids) > MaxHeadsPerRead || limit < 1 || limit > MaxHeadsPerRead {
+		errs = append(errs, fmt.Errorf("%w: at most %d ids and a limit of 1 to %d", ErrInvalidArgument, MaxHeadsPerRead, MaxHeadsPerRead))
 	}
-	return c.b.AckHead(ctx, endpoint, id, holder)
+	for _, id := range ids {
+		errs = append(errs, checkName("delivery id", id))
+	}
+	if err := c.gate.check(errs...); err != nil {
+		return nil, err
+	}
+	return c.b.AckHeads(ctx, endpoint, ids, holder, limit)
 }
 
 // DeadLetter hands the back end the attempts normalized, in a slice of its

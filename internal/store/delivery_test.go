@@ -39,7 +39,7 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 			return ids
 		}
 		ids = append(ids, d.ID)
-		if _, _, _, err := s.AckHead(testContext(t), endpoint, d.ID, ""); err != nil {
+		if _, err := s.AckHeads(testContext(t), endpoint, []string{d.ID}, "", 1); err != nil {
 			t.Fatalf("AckHead(%q, %q): %v", endpoint, d.ID, err)
 		}
 	}
@@ -167,7 +167,7 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := s.AckHead(ctx, "ep-0", d.ID, ""); err != nil {
+		if _, err := s.AckHeads(ctx, "ep-0", []string{d.ID}, "", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestDeliveryOutage(t *testing.T) {
 	ops := map[string]func(context.Context) error{
 		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
 		"Head":      func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
-		"AckHead":   func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", ""); return err },
+		"AckHead":   func(ctx context.Context) error { _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
 		"Claim":     func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
@@ -284,7 +284,7 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 		mustEnqueue(t, s, delivery("ep", id))
 	}
 	// a delivered: remembered (3 entries); d fills the store.
-	if _, _, _, err := s.AckHead(ctx, "ep", "a", ""); err != nil {
+	if _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); err != nil {
 		t.Fatal(err)
 	}
 	mustEnqueue(t, s, delivery("ep", "d"))
@@ -334,7 +334,7 @@ func benchDelivery(b *testing.B, s store.Store) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, _, err := q.AckHead(ctx, ep, head.ID, ""); err != nil {
+		if _, err := q.AckHeads(ctx, ep, []string{head.ID}, "", 1); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.ReleaseEndpoint(ctx, ep, "bench", time.Time{}); err != nil {

@@ -263,23 +263,32 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	return d
 }
 
-func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+func (m *memDelivery) AckHeads(_ context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.isHead(q, id)
-	if err != nil {
-		return Delivery{}, nil, false, err
+	for _, id := range ids {
+		ok, err := m.isHead(q, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			m.pop(q, now)
+		}
 	}
-	if ok {
-		m.pop(q, now)
+	if q == nil || len(q.items) == 0 {
+		if q != nil && holder != "" && q.leased(now) && q.holder == holder {
+			q.holder, q.leaseExpiry = "", time.Time{}
+		}
+		return nil, nil
 	}
-	next, atts, found := q.head()
-	if !found && q != nil && holder != "" && q.leased(now) && q.holder == holder {
-		q.holder, q.leaseExpiry = "", time.Time{}
+	var next []Queued
+	for i, bytes := 0, 0; i < min(limit, len(q.items)) && (i == 0 || bytes+len(q.items[i].Payload) <= MaxHeadBytesPerRead); i++ {
+		bytes += len(q.items[i].Payload)
+		next = append(next, Queued{copyDelivery(q.items[i]), slices.Clone(q.attempts[q.items[i].ID])})
 	}
-	return next, atts, found, nil
+	return next, nil
 }
 
 func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, atts []Attempt) error {

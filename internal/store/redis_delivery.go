@@ -227,24 +227,34 @@ const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
 return with_attempts(head())
 `
 
-// Removes the head ARGV[6] (id retention ARGV[7] ms), then reads the new
-// head as deliveryHeadLua does; an id acknowledged before reads the head as
-// it is. When the queue is empty, the lease of the holder ARGV[8] ("" for
-// none) is given up, as ReleaseEndpoint would (the queue left due and heads
-// when it emptied). Reply: 'nothead', or the head.
-const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
-local h = head()
-if is_head(h, ARGV[6]) then
-  removed(h, ARGV[7])
-  trim_ids(ARGV[7])
-elseif not_head(ARGV[6]) == 'nothead' then
-  return 'nothead'
+// Removes the heads ARGV[10..] in turn (id retention ARGV[6] ms), then
+// reads up to ARGV[8] heads as deliveryHeadLua does, stopping before one
+// that would take the payload read past ARGV[9] bytes; an id acknowledged
+// before is skipped. When the queue is empty, the lease of the holder
+// ARGV[7] ("" for none) is given up, as ReleaseEndpoint would (the queue
+// left due and heads when it emptied). Reply: 'nothead', or the heads.
+const deliveryAckHeadsLua = deliveryPrelude + deliveryHeadReply + `
+for i = 10, #ARGV do
+  local h = head()
+  if is_head(h, ARGV[i]) then
+    removed(h, ARGV[6])
+  elseif not_head(ARGV[i]) == 'nothead' then
+    return 'nothead'
+  end
 end
-local nxt = head()
-if not nxt and ARGV[8] ~= '' and redis.call('GET', KEYS[9]) == ARGV[8] then
+trim_ids(ARGV[6])
+local out, size = {}, 0
+for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
+  size = size + #h[2][F_PL]
+  if #out > 0 and size > tonumber(ARGV[9]) then
+    break
+  end
+  out[#out + 1] = with_attempts(h)
+end
+if #out == 0 and ARGV[7] ~= '' and redis.call('GET', KEYS[9]) == ARGV[7] then
   redis.call('DEL', KEYS[9])
 end
-return with_attempts(nxt)
+return out
 `
 
 // ARGV[6] id, id retention ms, reason, attempt log, dead letter cutoff
@@ -383,7 +393,7 @@ return 1
 type redisDelivery struct {
 	conn                                                      *redisConn
 	enqueue, dead, disable, redeliver, record, claim, release *redis.Script
-	head, ackHead, claimHead                                  *redis.Script
+	head, ackHeads, claimHead                                 *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -399,7 +409,7 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 		claim:     redis.NewScript(deliveryClaimLua),
 		release:   redis.NewScript(deliveryReleaseLua),
 		head:      redis.NewScript(deliveryHeadLua),
-		ackHead:   redis.NewScript(deliveryAckHeadLua),
+		ackHeads:  redis.NewScript(deliveryAckHeadsLua),
 		claimHead: redis.NewScript(deliveryClaimHeadLua),
 	}
 }
@@ -523,19 +533,30 @@ func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []
 	return headReply(k, endpoint, "delivery head", v)
 }
 
-func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := runPiped(ctx, r.conn, r.ackHead, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
+	args := k.args(time.Now(), millis(DeliveryIDRetention), holder, limit, MaxHeadBytesPerRead)
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	if s, ok := v.(string); ok {
-		if s == "nothead" {
-			return Delivery{}, nil, false, fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
+	v, err := runPiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
+	if err != nil {
+		return nil, r.conn.fail("delivery ack", err)
+	}
+	if s, ok := v.(string); ok && s == "nothead" {
+		return nil, fmt.Errorf("%w: ack of %.64q", ErrNotHead, ids)
+	}
+	reply, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("store: delivery ack: key %q: unexpected script reply", k.keys[dkQueue])
+	}
+	next := make([]Queued, len(reply))
+	for i, h := range reply {
+		if next[i].Delivery, next[i].Attempts, _, err = headReply(k, endpoint, "delivery ack", h); err != nil {
+			return nil, err
 		}
-		return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
 	}
-	return headReply(k, endpoint, "delivery ack", v)
+	return next, nil
 }
 
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {

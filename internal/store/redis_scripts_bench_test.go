@@ -20,7 +20,7 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 	ctx := context.Background()
 	client := redistest.Start(b).Client(b)
 	r := NewRedis(client, Options{}).(*redisStore).delivery
-	scripts := map[string]string{"head": deliveryHeadLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadLua}
+	scripts := map[string]string{"head": deliveryHeadLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadsLua}
 	var lib strings.Builder
 	lib.WriteString("#!lua name=bench_delivery\n")
 	for name, src := range scripts {
@@ -63,10 +63,10 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 				if err := run("enqueue", r.enqueue, k.args(now, id, "t1", now.UnixNano(), "payload", MaxQueueLength, millis(DeliveryIDRetention))); err != nil {
 					b.Fatal(err)
 				}
-				if err := run("ack", r.ackHead, k.args(now, "e0", millis(DeliveryIDRetention), "")); err != nil && err != redis.Nil {
+				if err := run("ack", r.ackHeads, k.args(now, millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead, "e0")); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
-				if err := run("ack", r.ackHead, k.args(now, id, millis(DeliveryIDRetention), "")); err != nil && err != redis.Nil {
+				if err := run("ack", r.ackHeads, k.args(now, millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead, id)); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
 			}
