@@ -620,16 +620,12 @@ func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h 
 			}
 			*claimed = time.Now()
 		}
-		var err error
-		switch {
-		case len(h.heads) == 0 && len(u.ds) > 0:
-			err = d.settle(ctx, ep, &u, &h, d.o.Holder, min(left, store.MaxHeadsPerRead))
-		case !h.read:
-			h, err = d.head(ctx, ep)
+		if len(h.heads) == 0 && (len(u.ds) > 0 || !h.read) {
+			if err := d.settle(ctx, ep, &u, &h, d.o.Holder, min(left, store.MaxHeadsPerRead)); err != nil {
+				return stopped, time.Time{}, err
+			}
 		}
 		switch {
-		case err != nil:
-			return stopped, time.Time{}, err
 		case len(h.heads) == 0 && h.released:
 			return released, time.Time{}, nil
 		case len(h.heads) == 0:
@@ -656,12 +652,6 @@ func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h 
 	return yielded, time.Time{}, nil
 }
 
-// head reads ep's head and its attempt log.
-func (d *Deliverer) head(ctx context.Context, ep string) (queueHead, error) {
-	n, atts, ok, err := d.st.Head(ctx, ep)
-	return headOf(n, atts, ok), err
-}
-
 // headOf is the queue read as the head n with its attempt log atts, if ok.
 func headOf(n store.Delivery, atts []store.Attempt, ok bool) queueHead {
 	h := queueHead{read: true}
@@ -673,11 +663,10 @@ func headOf(n store.Delivery, atts []store.Attempt, ok bool) queueHead {
 
 // settle acknowledges what u holds, once its attempt log entries are
 // written, and reads up to limit heads after it into h, unless h is nil;
-// the endpoint is given back to holder's release ("" keeps it) when the
-// queue is empty.
+// holder gives the endpoint back ("" keeps it) when the queue is empty.
 func (d *Deliverer) settle(ctx context.Context, ep string, u *unacked, h *queueHead, holder string, limit int) error {
 	u.logs.Wait()
-	if len(u.ds) == 0 {
+	if len(u.ds) == 0 && h == nil {
 		return nil
 	}
 	ids := make([]string, len(u.ds))

@@ -140,18 +140,15 @@ type DeliveryStore interface {
 	// replica that enqueues to an endpoint nobody delivers then starts
 	// delivering it without a claim of its own. A repeat claims nothing.
 	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
-	// Head returns the head of the endpoint's queue, the oldest delivery
-	// not yet acknowledged or dead-lettered, without removing it, and its
-	// attempt log, oldest first (the newest MaxDeliveryAttempts); found is
-	// false for an empty queue.
-	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
-	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
-	// holder has the endpoint.
+	// ClaimHead is ClaimEndpoint, then reads the head, as AckHeads does;
+	// the head is read only when holder has the endpoint.
 	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
 	// AckHeads removes the delivered heads ids, in their order, and their
-	// attempt logs, then reads up to limit heads as Head does, in queue
-	// order (fewer once they hold MaxHeadBytesPerRead of payload): a worker
-	// that delivered a batch learns what comes next. It fails with
+	// attempt logs, then reads up to limit heads, the oldest deliveries not
+	// yet acknowledged or dead-lettered, in queue order, with their attempt
+	// logs (the newest MaxDeliveryAttempts), fewer once they hold
+	// MaxHeadBytesPerRead of payload; nil for an empty queue. No ids: it
+	// only reads. A worker that delivered a batch learns what comes next. It fails with
 	// ErrNotHead when an id is queued but not at the head when its turn
 	// comes (order is strict: only the head is ever delivered), keeping the
 	// removals before it; an id that is no longer queued is ignored, so a
@@ -398,13 +395,6 @@ func (c checkedDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder st
 		return false, false, Delivery{}, nil, err
 	}
 	return c.b.EnqueueClaim(ctx, d, holder, ttl)
-}
-
-func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
-		return Delivery{}, nil, false, err
-	}
-	return c.b.Head(ctx, endpoint)
 }
 
 func (c checkedDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {

@@ -210,13 +210,6 @@ func (m *memDelivery) popDone() {
 	}
 }
 
-func (m *memDelivery) Head(_ context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, atts, ok := m.queue(endpoint, false).head()
-	return d, atts, ok, nil
-}
-
 // head returns copies of q's head and its attempt log; false when q is nil
 // or empty.
 func (q *memQueue) head() (Delivery, []Attempt, bool) {

@@ -222,13 +222,8 @@ local function with_attempts(h)
 end
 `
 
-// Reads the head and its attempt log.
-const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
-return with_attempts(head())
-`
-
 // Removes the heads ARGV[10..] in turn (id retention ARGV[6] ms), then
-// reads up to ARGV[8] heads as deliveryHeadLua does, stopping before one
+// reads up to ARGV[8] heads with their attempt logs, stopping before one
 // that would take the payload read past ARGV[9] bytes; an id acknowledged
 // before is skipped. When the queue is empty, the lease of the holder
 // ARGV[7] ("" for none) is given up, as ReleaseEndpoint would (the queue
@@ -245,7 +240,7 @@ end
 trim_ids(ARGV[6])
 local out, size = {}, 0
 for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
-  size = size + #h[2][F_PL]
+  size = size + #(h[2][F_PL] or '')
   if #out > 0 and size > tonumber(ARGV[9]) then
     break
   end
@@ -365,9 +360,8 @@ end
 return 0
 `
 
-// Claim as deliveryClaimLua does, then the head as deliveryHeadLua reads
-// it. Reply: 0, or
-// {1, head}.
+// Claim as deliveryClaimLua does, then the head with its attempt log.
+// Reply: 0, or {1, head}.
 const deliveryClaimHeadLua = deliveryPrelude + deliveryClaim + deliveryHeadReply + `
 if not claim_as(ARGV[6], ARGV[7]) then
   return 0
@@ -393,7 +387,7 @@ return 1
 type redisDelivery struct {
 	conn                                                      *redisConn
 	enqueue, dead, disable, redeliver, record, claim, release *redis.Script
-	head, ackHeads, claimHead                                 *redis.Script
+	ackHeads, claimHead                                       *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -408,7 +402,6 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 		record:    redis.NewScript(deliveryRecordLua),
 		claim:     redis.NewScript(deliveryClaimLua),
 		release:   redis.NewScript(deliveryReleaseLua),
-		head:      redis.NewScript(deliveryHeadLua),
 		ackHeads:  redis.NewScript(deliveryAckHeadsLua),
 		claimHead: redis.NewScript(deliveryClaimHeadLua),
 	}
@@ -522,15 +515,6 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 			return total, nil
 		}
 	}
-}
-
-func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	k := r.endpointKeys(endpoint)
-	v, err := runPiped(ctx, r.conn, r.head, k.keys, k.args(time.Now())...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Delivery{}, nil, false, r.conn.fail("delivery head", err)
-	}
-	return headReply(k, endpoint, "delivery head", v)
 }
 
 func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {

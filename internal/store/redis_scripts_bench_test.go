@@ -20,7 +20,7 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 	ctx := context.Background()
 	client := redistest.Start(b).Client(b)
 	r := NewRedis(client, Options{}).(*redisStore).delivery
-	scripts := map[string]string{"head": deliveryHeadLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadsLua}
+	scripts := map[string]string{"head": deliveryAckHeadsLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadsLua}
 	var lib strings.Builder
 	lib.WriteString("#!lua name=bench_delivery\n")
 	for name, src := range scripts {
@@ -47,7 +47,7 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 			}
 			resetStats(b, client)
 			for b.Loop() {
-				if err := run("head", r.head, k.args(time.Now())); err != nil && err != redis.Nil {
+				if err := run("head", r.ackHeads, k.args(time.Now(), millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead)); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
 			}
