@@ -414,21 +414,7 @@ func (d *Deliverer) Options() DeliveryOptions {
 // wrap the store's: store.ErrEndpointDisabled means the endpoint's receiver
 // answered 410 Gone, and its push config should go.
 func (d *Deliverer) Enqueue(ctx context.Context, n store.Delivery) error {
-	if d.st == nil {
-		return fmt.Errorf("push: enqueue: %w: the deliverer has no store", store.ErrUnavailable)
-	}
-	if !validID(n.ID) {
-		return fmt.Errorf("push: enqueue: %w: notification id must be 1-%d visible ASCII characters without '.'", store.ErrInvalidArgument, maxIDBytes)
-	}
-	if handled, err := d.enqueueClaim(ctx, n); handled {
-		return err
-	}
-	queued, err := d.st.Enqueue(ctx, n)
-	if err != nil {
-		return fmt.Errorf("push: enqueue notification %s: %w", n.ID, err)
-	}
-	d.enqueued(n.Endpoint, queued)
-	return nil
+	return d.EnqueueAll(ctx, []store.Delivery{n})[0]
 }
 
 // Run delivers until ctx ends, then waits for its workers, which give

@@ -64,21 +64,21 @@ type DeadLetter struct {
 // (which keeps its order across replicas), and the dead letters.
 //
 // A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
-// takes one; Head reads its head with the head's attempt log; after a 2xx
-// the worker acknowledges the head and reads the next (AckHead); after a
-// failure it records the attempt with its RetryAt and releases the endpoint
+// takes one; AckHeads reads its heads with their attempt logs; after a
+// 2xx the worker acknowledges the heads delivered and reads the next
+// (AckHeads again); after a failure it records the attempt with its RetryAt and releases the endpoint
 // until then; after the last retry it dead-letters the head and goes on
 // with the next one.
 type DeliveryStore interface {
-	// Enqueue appends d durably to the end of its endpoint's queue and makes
-	// the endpoint due, unless it is due later already (a retry is
-	// pending). It is idempotent on (Endpoint, ID) while the delivery is
-	// queued and for DeliveryIDRetention after it left the queue: queued
-	// reports whether this call stored it. It fails with
-	// ErrEndpointDisabled for a disabled endpoint and with ErrQueueFull when
-	// the endpoint already holds MaxQueueLength deliveries (or the memory
-	// store is full).
-	Enqueue(ctx context.Context, d Delivery) (queued bool, err error)
+	// EnqueueAll appends each of ds durably to the end of its endpoint's
+	// queue, at once, and makes the endpoint due, unless it is due later
+	// already (a retry is pending). It is idempotent on (Endpoint, ID)
+	// while the delivery is queued and for DeliveryIDRetention after it
+	// left the queue: queued[i] reports whether this call stored ds[i].
+	// errs[i], each on its own, is ErrEndpointDisabled for a disabled
+	// endpoint and ErrQueueFull when the endpoint already holds
+	// MaxQueueLength deliveries (or the memory store is full).
+	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
 	// DeadLetter moves the head of the queue to the dead letters with the
 	// full attempt log and reason. Like AckHead, it refuses an id that is
 	// queued behind the head and ignores one that is gone.
@@ -130,11 +130,7 @@ type DeliveryStore interface {
 	// makes one per delivery instead of three, and one per claim instead
 	// of two.
 
-	// EnqueueAll enqueues each of ds as Enqueue does, at once: queued[i]
-	// and errs[i] are Enqueue's results for ds[i], each on its own. The
-	// push relay enqueues an event for all of a task's push configs with it.
-	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
-	// EnqueueClaim enqueues d as Enqueue does and, when d was added and the
+	// EnqueueClaim enqueues d as EnqueueAll does and, when d was added and the
 	// endpoint's lease is free (or holder's already), claims it for holder
 	// for ttl and reads its head with the attempt log as ClaimHead does. A
 	// replica that enqueues to an endpoint nobody delivers then starts
@@ -361,13 +357,6 @@ func decodeDeadCursor(c string) (string, error) {
 type checkedDelivery struct {
 	gate *gate
 	b    DeliveryStore
-}
-
-func (c checkedDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	if err := c.gate.check(checkDelivery(&d)); err != nil {
-		return false, err
-	}
-	return c.b.Enqueue(ctx, d)
 }
 
 func (c checkedDelivery) EnqueueAll(ctx context.Context, ds []Delivery) ([]bool, []error) {

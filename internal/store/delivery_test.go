@@ -22,7 +22,7 @@ func delivery(endpoint, id string) store.Delivery {
 
 func mustEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) {
 	t.Helper()
-	if queued, err := s.Enqueue(testContext(t), d); err != nil || !queued {
+	if queued, err := enqueueOne(testContext(t), s, d); err != nil || !queued {
 		t.Fatalf("Enqueue(%q, %q) = %v, %v", d.Endpoint, d.ID, queued, err)
 	}
 }
@@ -196,7 +196,7 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	if dl, ok, err := s.GetDeadLetter(ctx, "ep-1", "n-001"); err != nil || !ok || dl.Reason != "gave up" {
 		t.Errorf("dead letter after the restart = %+v, %v, %v", dl, ok, err)
 	}
-	if queued, err := s.Enqueue(ctx, delivery("ep-0", "n-000")); err != nil || queued {
+	if queued, err := enqueueOne(ctx, s, delivery("ep-0", "n-000")); err != nil || queued {
 		t.Errorf("a delivered id was queued again after the restart: %v, %v", queued, err)
 	}
 	if total, _, err := s.Backlog(ctx); err != nil || total != n-40-1 {
@@ -229,7 +229,7 @@ func TestDeliveryOutage(t *testing.T) {
 
 	srv.Stop(t)
 	ops := map[string]func(context.Context) error{
-		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
+		"Enqueue":   func(ctx context.Context) error { _, err := enqueueOne(ctx, s, delivery("ep", "b")); return err },
 		"Head":      func(ctx context.Context) error { _, _, _, err := readHead(ctx, s, "ep"); return err },
 		"AckHead":   func(ctx context.Context) error { _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
@@ -252,7 +252,7 @@ func TestDeliveryOutage(t *testing.T) {
 	// Without persistence the restarted server is empty; the store carries on.
 	srv.Restart(t)
 	eventually(t, func() error {
-		_, err := s.Enqueue(testContext(t), delivery("ep", "b"))
+		_, err := enqueueOne(testContext(t), s, delivery("ep", "b"))
 		return err
 	})
 }
@@ -301,14 +301,14 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 	if _, ok, _ := s.GetDeadLetter(ctx, "ep", "b"); ok {
 		t.Fatal("the oldest dead letter was not evicted for a queued delivery")
 	}
-	if _, err := s.Enqueue(ctx, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
+	if _, err := enqueueOne(ctx, s, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
 		t.Fatalf("Enqueue into a full store: %v, want ErrQueueFull", err)
 	}
 	if got := queueIDs(t, s, "ep"); !slices.Equal(got, []string{"c", "d", "e", "f"}) {
 		t.Fatalf("queue = %q; nothing queued may be evicted", got)
 	}
 	// a's id was forgotten to make room, so it may be queued again.
-	if queued, err := s.Enqueue(ctx, delivery("ep", "a")); err != nil || !queued {
+	if queued, err := enqueueOne(ctx, s, delivery("ep", "a")); err != nil || !queued {
 		t.Fatalf("Enqueue of a forgotten id = %v, %v", queued, err)
 	}
 }
@@ -324,7 +324,7 @@ func benchDelivery(b *testing.B, s store.Store) {
 		seq++
 		ep := fmt.Sprint("ep-", seq%64)
 		d := store.Delivery{ID: fmt.Sprint(seq), Endpoint: ep, TaskID: "t", Payload: make([]byte, 512)}
-		if _, err := q.Enqueue(ctx, d); err != nil {
+		if _, err := enqueueOne(ctx, q, d); err != nil {
 			b.Fatal(err)
 		}
 		if ok, err := q.ClaimEndpoint(ctx, ep, "bench", time.Minute); err != nil || !ok {
@@ -360,4 +360,10 @@ func readHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Deli
 		return store.Delivery{}, nil, false, err
 	}
 	return next[0].Delivery, next[0].Attempts, true, nil
+}
+
+// enqueueOne enqueues d alone.
+func enqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
+	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
+	return queued[0], errs[0]
 }

@@ -104,13 +104,6 @@ func copyDelivery(d Delivery) Delivery {
 	return d
 }
 
-func (m *memDelivery) Enqueue(_ context.Context, d Delivery) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, queued, err := m.enqueue(d, time.Now())
-	return queued, err
-}
-
 func (m *memDelivery) EnqueueAll(_ context.Context, ds []Delivery) ([]bool, []error) {
 	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	now := time.Now()

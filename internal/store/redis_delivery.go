@@ -466,12 +466,6 @@ func (r *redisDelivery) outcome(op string, cmd *redis.Cmd, keys []string, outcom
 	return v, nil
 }
 
-func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	keys, args := r.enqueueCall(d, time.Now())
-	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, keys, args, enqueueOutcomes...)
-	return enqueueResult(d, out, err)
-}
-
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
 func decodeQueueEntry(endpoint string, m redis.XMessage) (Delivery, error) {
 	id, _ := m.Values["id"].(string)
@@ -852,7 +846,7 @@ func enqueueResult(d Delivery, out string, err error) (bool, error) {
 	return out == "ok", nil
 }
 
-// EnqueueAll is one pipeline: one round trip (one per node on Cluster,
+// EnqueueAll shares a pipeline: one round trip (one per node on Cluster,
 // where the endpoints' buckets may live on several).
 func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
 	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
@@ -861,7 +855,7 @@ func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued [
 	for i := range ds {
 		calls[i].keys, calls[i].args = r.enqueueCall(ds[i], now)
 	}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.enqueue, calls) {
+	for i, cmd := range evalPiped(ctx, r.conn, r.enqueue, calls) {
 		out, err := r.outcome("delivery enqueue", cmd, calls[i].keys, enqueueOutcomes)
 		queued[i], errs[i] = enqueueResult(ds[i], out, err)
 	}

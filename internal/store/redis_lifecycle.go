@@ -367,7 +367,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.save, scripts) {
+	for i, cmd := range evalPiped(ctx, r.conn, r.save, scripts) {
 		c := calls[i]
 		rev, ok, err := r.saved(c.req.key, cmd)
 		c.res = lifecycleSaved{rev: rev, ok: ok, err: err}
@@ -389,7 +389,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.index, scripts) {
+	for i, cmd := range evalPiped(ctx, r.conn, r.index, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}

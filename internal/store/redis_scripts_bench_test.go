@@ -42,8 +42,8 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 	for _, mode := range []string{"evalsha", "fcall"} {
 		run := modes[mode]
 		b.Run("head/"+mode, func(b *testing.B) {
-			if _, err := r.Enqueue(ctx, Delivery{ID: "e0", Endpoint: "acme:agent:t1:cfg", TaskID: "t1", Payload: []byte("payload")}); err != nil {
-				b.Fatal(err)
+			if _, errs := r.EnqueueAll(ctx, []Delivery{{ID: "e0", Endpoint: "acme:agent:t1:cfg", TaskID: "t1", Payload: []byte("payload")}}); errs[0] != nil {
+				b.Fatal(errs[0])
 			}
 			resetStats(b, client)
 			for b.Loop() {

@@ -70,7 +70,7 @@ func dNew(endpoint, id string, i int) store.Delivery {
 
 func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 	t.Helper()
-	queued, err := s.Enqueue(context60(t), d)
+	queued, err := enqueueOne(context60(t), s, d)
 	if err != nil {
 		t.Fatalf("Enqueue(%q, %q): %v", d.Endpoint, d.ID, err)
 	}
@@ -258,7 +258,7 @@ func testDeliveryConcurrentEnqueue(t *testing.T, h harness) {
 	errs := make([]error, callers)
 	ctx := context60(t)
 	for i := range callers {
-		wg.Go(func() { results[i], errs[i] = s.Enqueue(ctx, dNew("ep", "contended", 0)) })
+		wg.Go(func() { results[i], errs[i] = enqueueOne(ctx, s, dNew("ep", "contended", 0)) })
 	}
 	wg.Wait()
 	n := 0
@@ -465,7 +465,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("a disabled endpoint still has queued deliveries")
 	}
-	if _, err := s.Enqueue(ctx, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
+	if _, err := enqueueOne(ctx, s, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
 		t.Fatalf("Enqueue to a disabled endpoint: %v, want ErrEndpointDisabled", err)
 	}
 	if eps := dEndpoints(t, s, 10); slices.Contains(eps, "ep") || !slices.Contains(eps, "other") {
@@ -964,7 +964,7 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		{"time before 1970", store.Delivery{ID: "i", Endpoint: "ep", TaskID: "t", Enqueued: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tc := range bad {
-		if _, err := s.Enqueue(ctx, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
+		if _, err := enqueueOne(ctx, s, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
 			t.Errorf("Enqueue(%s): %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}
@@ -1015,7 +1015,7 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	ops := map[string]func(context.Context) error{
-		"Enqueue":       func(ctx context.Context) error { _, err := s.Enqueue(ctx, dNew("ep", "b", 0)); return err },
+		"Enqueue":       func(ctx context.Context) error { _, err := enqueueOne(ctx, s, dNew("ep", "b", 0)); return err },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
 		"Endpoints":     func(ctx context.Context) error { _, err := s.Endpoints(ctx, 1); return err },
@@ -1056,4 +1056,10 @@ func readHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Deli
 		return store.Delivery{}, nil, false, err
 	}
 	return next[0].Delivery, next[0].Attempts, true, nil
+}
+
+// enqueueOne enqueues d alone.
+func enqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
+	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
+	return queued[0], errs[0]
 }
