@@ -162,13 +162,13 @@ func evalPiped(ctx context.Context, conn *redisConn, s *redis.Script, calls []sc
 			cmds[i] = s.EvalSha(ctx, pipe, c.keys, c.args...)
 		}
 	}); err != nil {
-		// The commands are the batch's to write until it has run: answer
-		// with others.
-		for i := range cmds {
-			cmds[i] = redis.NewCmd(ctx)
-			cmds[i].SetErr(err)
+		// cmds is the batch's to write until it has run: answer with others.
+		failed := make([]*redis.Cmd, len(calls))
+		for i := range failed {
+			failed[i] = redis.NewCmd(ctx)
+			failed[i].SetErr(err)
 		}
-		return cmds
+		return failed
 	}
 	for i, cmd := range cmds {
 		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
