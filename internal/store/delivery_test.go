@@ -14,6 +14,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store/storetest"
 )
 
 func delivery(endpoint, id string) store.Delivery {
@@ -22,7 +23,7 @@ func delivery(endpoint, id string) store.Delivery {
 
 func mustEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) {
 	t.Helper()
-	if queued, err := enqueueOne(testContext(t), s, d); err != nil || !queued {
+	if queued, err := storetest.EnqueueOne(testContext(t), s, d); err != nil || !queued {
 		t.Fatalf("Enqueue(%q, %q) = %v, %v", d.Endpoint, d.ID, queued, err)
 	}
 }
@@ -31,7 +32,7 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for {
-		d, _, ok, err := readHead(testContext(t), s, endpoint)
+		d, _, ok, err := storetest.ReadHead(testContext(t), s, endpoint)
 		if err != nil {
 			t.Fatalf("Head(%q): %v", endpoint, err)
 		}
@@ -163,7 +164,7 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	// ep-0: the first 40 delivered; ep-1: its head dead-lettered; ep-2:
 	// its head has attempts.
 	for range 40 {
-		d, _, _, err := readHead(ctx, s, "ep-0")
+		d, _, _, err := storetest.ReadHead(ctx, s, "ep-0")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,14 +190,14 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	if ok, err := s.ClaimEndpoint(ctx, "ep-2", "replica-b", time.Hour); err != nil || ok {
 		t.Errorf("the lease did not survive the restart: claim by another = %v, %v", ok, err)
 	}
-	head, atts, _, err := readHead(ctx, s, "ep-2")
+	head, atts, _, err := storetest.ReadHead(ctx, s, "ep-2")
 	if err != nil || head.ID != "n-002" || len(atts) != 1 || !atts[0].RetryAt.Equal(att.RetryAt) {
 		t.Errorf("attempt log after the restart = %+v, %v", atts, err)
 	}
 	if dl, ok, err := s.GetDeadLetter(ctx, "ep-1", "n-001"); err != nil || !ok || dl.Reason != "gave up" {
 		t.Errorf("dead letter after the restart = %+v, %v, %v", dl, ok, err)
 	}
-	if queued, err := enqueueOne(ctx, s, delivery("ep-0", "n-000")); err != nil || queued {
+	if queued, err := storetest.EnqueueOne(ctx, s, delivery("ep-0", "n-000")); err != nil || queued {
 		t.Errorf("a delivered id was queued again after the restart: %v, %v", queued, err)
 	}
 	if total, _, err := s.Backlog(ctx); err != nil || total != n-40-1 {
@@ -229,8 +230,11 @@ func TestDeliveryOutage(t *testing.T) {
 
 	srv.Stop(t)
 	ops := map[string]func(context.Context) error{
-		"Enqueue":   func(ctx context.Context) error { _, err := enqueueOne(ctx, s, delivery("ep", "b")); return err },
-		"Head":      func(ctx context.Context) error { _, _, _, err := readHead(ctx, s, "ep"); return err },
+		"Enqueue": func(ctx context.Context) error {
+			_, err := storetest.EnqueueOne(ctx, s, delivery("ep", "b"))
+			return err
+		},
+		"Head":      func(ctx context.Context) error { _, _, _, err := storetest.ReadHead(ctx, s, "ep"); return err },
 		"AckHead":   func(ctx context.Context) error { _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
@@ -252,7 +256,7 @@ func TestDeliveryOutage(t *testing.T) {
 	// Without persistence the restarted server is empty; the store carries on.
 	srv.Restart(t)
 	eventually(t, func() error {
-		_, err := enqueueOne(testContext(t), s, delivery("ep", "b"))
+		_, err := storetest.EnqueueOne(testContext(t), s, delivery("ep", "b"))
 		return err
 	})
 }
@@ -267,7 +271,7 @@ func TestDeliveryRedisCorruptEntry(t *testing.T) {
 	if err := client.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"id", "x", "enq", "soon"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err := readHead(ctx, s, "acme:agent:t1:cfg")
+	_, _, _, err := storetest.ReadHead(ctx, s, "acme:agent:t1:cfg")
 	if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), key) {
 		t.Fatalf("Head of a corrupt entry: %v, want an error naming %s", err, key)
 	}
@@ -301,14 +305,14 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 	if _, ok, _ := s.GetDeadLetter(ctx, "ep", "b"); ok {
 		t.Fatal("the oldest dead letter was not evicted for a queued delivery")
 	}
-	if _, err := enqueueOne(ctx, s, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
+	if _, err := storetest.EnqueueOne(ctx, s, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
 		t.Fatalf("Enqueue into a full store: %v, want ErrQueueFull", err)
 	}
 	if got := queueIDs(t, s, "ep"); !slices.Equal(got, []string{"c", "d", "e", "f"}) {
 		t.Fatalf("queue = %q; nothing queued may be evicted", got)
 	}
 	// a's id was forgotten to make room, so it may be queued again.
-	if queued, err := enqueueOne(ctx, s, delivery("ep", "a")); err != nil || !queued {
+	if queued, err := storetest.EnqueueOne(ctx, s, delivery("ep", "a")); err != nil || !queued {
 		t.Fatalf("Enqueue of a forgotten id = %v, %v", queued, err)
 	}
 }
@@ -324,13 +328,13 @@ func benchDelivery(b *testing.B, s store.Store) {
 		seq++
 		ep := fmt.Sprint("ep-", seq%64)
 		d := store.Delivery{ID: fmt.Sprint(seq), Endpoint: ep, TaskID: "t", Payload: make([]byte, 512)}
-		if _, err := enqueueOne(ctx, q, d); err != nil {
+		if _, err := storetest.EnqueueOne(ctx, q, d); err != nil {
 			b.Fatal(err)
 		}
 		if ok, err := q.ClaimEndpoint(ctx, ep, "bench", time.Minute); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		head, _, _, err := readHead(ctx, q, ep)
+		head, _, _, err := storetest.ReadHead(ctx, q, ep)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -351,19 +355,4 @@ func BenchmarkDeliveryMemory(b *testing.B) {
 
 func BenchmarkDeliveryRedis(b *testing.B) {
 	benchDelivery(b, store.NewRedis(redistest.Start(b, redistest.WithAOF()).Client(b), store.Options{}))
-}
-
-// readHead reads the head of ep's queue and its attempt log.
-func readHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Delivery, []store.Attempt, bool, error) {
-	next, err := s.AckHeads(ctx, ep, nil, "", 1)
-	if err != nil || len(next) == 0 {
-		return store.Delivery{}, nil, false, err
-	}
-	return next[0].Delivery, next[0].Attempts, true, nil
-}
-
-// enqueueOne enqueues d alone.
-func enqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
-	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
-	return queued[0], errs[0]
 }

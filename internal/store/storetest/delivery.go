@@ -70,7 +70,7 @@ func dNew(endpoint, id string, i int) store.Delivery {
 
 func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 	t.Helper()
-	queued, err := enqueueOne(context60(t), s, d)
+	queued, err := EnqueueOne(context60(t), s, d)
 	if err != nil {
 		t.Fatalf("Enqueue(%q, %q): %v", d.Endpoint, d.ID, err)
 	}
@@ -81,7 +81,7 @@ func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 // which must be id.
 func dHeadAttempts(t *testing.T, s store.DeliveryStore, endpoint, id string) []store.Attempt {
 	t.Helper()
-	d, atts, ok, err := readHead(context60(t), s, endpoint)
+	d, atts, ok, err := ReadHead(context60(t), s, endpoint)
 	if err != nil || !ok || d.ID != id {
 		t.Fatalf("Head(%q) = %q, %v, %v; want %q", endpoint, d.ID, ok, err, id)
 	}
@@ -90,7 +90,7 @@ func dHeadAttempts(t *testing.T, s store.DeliveryStore, endpoint, id string) []s
 
 func dHead(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
 	t.Helper()
-	d, _, ok, err := readHead(context60(t), s, endpoint)
+	d, _, ok, err := ReadHead(context60(t), s, endpoint)
 	if err != nil {
 		t.Fatalf("Head(%q): %v", endpoint, err)
 	}
@@ -258,7 +258,7 @@ func testDeliveryConcurrentEnqueue(t *testing.T, h harness) {
 	errs := make([]error, callers)
 	ctx := context60(t)
 	for i := range callers {
-		wg.Go(func() { results[i], errs[i] = enqueueOne(ctx, s, dNew("ep", "contended", 0)) })
+		wg.Go(func() { results[i], errs[i] = EnqueueOne(ctx, s, dNew("ep", "contended", 0)) })
 	}
 	wg.Wait()
 	n := 0
@@ -338,7 +338,7 @@ func testDeliveryAttempts(t *testing.T, h harness) {
 		t.Errorf("RecordAttempt of an id not queued: %v, want ErrNotFound", err)
 	}
 	dAck(t, s, "ep", "a")
-	if _, atts, found, err := readHead(ctx, s, "ep"); err != nil || found || len(atts) != 0 {
+	if _, atts, found, err := ReadHead(ctx, s, "ep"); err != nil || found || len(atts) != 0 {
 		t.Errorf("attempts after the ack = %v, %v; want none", atts, err)
 	}
 	if err := s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)); !errors.Is(err, store.ErrNotFound) {
@@ -465,7 +465,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("a disabled endpoint still has queued deliveries")
 	}
-	if _, err := enqueueOne(ctx, s, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
+	if _, err := EnqueueOne(ctx, s, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
 		t.Fatalf("Enqueue to a disabled endpoint: %v, want ErrEndpointDisabled", err)
 	}
 	if eps := dEndpoints(t, s, 10); slices.Contains(eps, "ep") || !slices.Contains(eps, "other") {
@@ -601,7 +601,7 @@ func testDeliveryHead(t *testing.T, h harness) {
 		return head{next[0].Delivery, next[0].Attempts, true}, err
 	}
 
-	d, atts, ok, err := readHead(ctx, s, ep)
+	d, atts, ok, err := ReadHead(ctx, s, ep)
 	want(t, "Head of no queue", head{d, atts, ok}, err, -1, nil)
 	for i := range 3 {
 		dEnqueue(t, s, dNew(ep, fmt.Sprint("e", i), i))
@@ -614,7 +614,7 @@ func testDeliveryHead(t *testing.T, h harness) {
 	if h := claim(t, "w2", false); h.ok {
 		t.Fatalf("a refused claim read the head %q", h.d.ID)
 	}
-	d, atts, ok, err = readHead(ctx, s, ep)
+	d, atts, ok, err = ReadHead(ctx, s, ep)
 	want(t, "Head", head{d, atts, ok}, err, 0, []store.Attempt{failed})
 
 	h1, err := ack("e0", "w1")
@@ -964,7 +964,7 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		{"time before 1970", store.Delivery{ID: "i", Endpoint: "ep", TaskID: "t", Enqueued: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tc := range bad {
-		if _, err := enqueueOne(ctx, s, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
+		if _, err := EnqueueOne(ctx, s, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
 			t.Errorf("Enqueue(%s): %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}
@@ -976,10 +976,10 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Claim empty holder":       func() error { _, err := s.ClaimEndpoint(ctx, "ep", "", time.Second); return err }(),
 		"Release empty holder":     s.ReleaseEndpoint(ctx, "ep", "", time.Time{}),
 		"AckHead empty id":         func() error { _, err := s.AckHeads(ctx, "ep", []string{""}, "", 1); return err }(),
-		"Head long endpoint":       func() error { _, _, _, err := readHead(ctx, s, long); return err }(),
+		"Head long endpoint":       func() error { _, _, _, err := ReadHead(ctx, s, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
-		"Head empty endpoint":      func() error { _, _, _, err := readHead(ctx, s, ""); return err }(),
+		"Head empty endpoint":      func() error { _, _, _, err := ReadHead(ctx, s, ""); return err }(),
 		"ClaimHead zero ttl":       func() error { _, _, _, _, err := s.ClaimHead(ctx, "ep", "h", 0); return err }(),
 		"AckHead long holder":      func() error { _, err := s.AckHeads(ctx, "ep", []string{"i"}, long, 1); return err }(),
 		"AckHeads zero limit":      func() error { _, err := s.AckHeads(ctx, "ep", nil, "", 0); return err }(),
@@ -1015,7 +1015,7 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	ops := map[string]func(context.Context) error{
-		"Enqueue":       func(ctx context.Context) error { _, err := enqueueOne(ctx, s, dNew("ep", "b", 0)); return err },
+		"Enqueue":       func(ctx context.Context) error { _, err := EnqueueOne(ctx, s, dNew("ep", "b", 0)); return err },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
 		"Endpoints":     func(ctx context.Context) error { _, err := s.Endpoints(ctx, 1); return err },
@@ -1027,7 +1027,7 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		"Disable":       func(ctx context.Context) error { _, err := s.DisableEndpoint(ctx, "ep", "r"); return err },
 		"Claim":         func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
 		"Release":       func(ctx context.Context) error { return s.ReleaseEndpoint(ctx, "ep", "h", time.Time{}) },
-		"Head":          func(ctx context.Context) error { _, _, _, err := readHead(ctx, s, "ep"); return err },
+		"Head":          func(ctx context.Context) error { _, _, _, err := ReadHead(ctx, s, "ep"); return err },
 		"ClaimHead": func(ctx context.Context) error {
 			_, _, _, _, err := s.ClaimHead(ctx, "ep", "h", time.Second)
 			return err
@@ -1049,8 +1049,8 @@ func testDeliveryClosed(t *testing.T, h harness) {
 	}
 }
 
-// readHead reads the head of ep's queue and its attempt log.
-func readHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Delivery, []store.Attempt, bool, error) {
+// ReadHead reads the head of ep's queue and its attempt log.
+func ReadHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Delivery, []store.Attempt, bool, error) {
 	next, err := s.AckHeads(ctx, ep, nil, "", 1)
 	if err != nil || len(next) == 0 {
 		return store.Delivery{}, nil, false, err
@@ -1058,8 +1058,8 @@ func readHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Deli
 	return next[0].Delivery, next[0].Attempts, true, nil
 }
 
-// enqueueOne enqueues d alone.
-func enqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
+// EnqueueOne enqueues d alone.
+func EnqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
 	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
 	return queued[0], errs[0]
 }
