@@ -80,7 +80,7 @@ type DeliveryStore interface {
 	// MaxQueueLength deliveries (or the memory store is full).
 	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
 	// DeadLetter moves the head of the queue to the dead letters with the
-	// full attempt log and reason. Like AckHead, it refuses an id that is
+	// full attempt log and reason. Like AckHeads, it refuses an id that is
 	// queued behind the head and ignores one that is gone.
 	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
 	// RecordAttempt appends a to the log of a queued delivery. It fails with
@@ -113,7 +113,7 @@ type DeliveryStore interface {
 	// reports whether there was one.
 	DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error)
 	// DisableEndpoint marks the endpoint disabled for DisabledEndpointTTL,
-	// so Enqueue refuses it, and moves every delivery still queued to the
+	// so EnqueueAll refuses it, and moves every delivery still queued to the
 	// dead letters with reason. It returns how many it moved.
 	DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error)
 	// ClaimEndpoint gives holder the endpoint for ttl, so that one worker
@@ -161,10 +161,10 @@ type Queued struct {
 
 // Errors of the delivery concern.
 var (
-	// ErrEndpointDisabled refuses an Enqueue to an endpoint disabled by
+	// ErrEndpointDisabled refuses an enqueue to an endpoint disabled by
 	// DisableEndpoint (its receiver answered 410 Gone, for example).
 	ErrEndpointDisabled = errors.New("store: delivery endpoint is disabled")
-	// ErrQueueFull refuses an Enqueue beyond MaxQueueLength, or beyond the
+	// ErrQueueFull refuses an enqueue beyond MaxQueueLength, or beyond the
 	// memory store's bounds.
 	ErrQueueFull = errors.New("store: delivery queue is full")
 	// ErrNotHead refuses to acknowledge or dead-letter a delivery queued behind the
@@ -197,7 +197,7 @@ const (
 	MaxDeadLetterListLimit = 100
 
 	// DeliveryIDRetention is how long an id is remembered after its
-	// delivery left the queue, so that a late duplicate Enqueue (a retried
+	// delivery left the queue, so that a late duplicate enqueue (a retried
 	// call, a replica replaying events after a takeover) is still dropped.
 	DeliveryIDRetention = time.Hour
 	// DeadLetterRetention is how long a dead letter is kept.

@@ -20,7 +20,7 @@ const memDeliveryMaxBytes = 512 << 20
 // log of the ids that left a queue, in the order they left, for their
 // retention. The bound counts queued deliveries, dead letters and
 // remembered ids together; at the bound, remembered ids go first, then the
-// oldest dead letters, and only then is Enqueue refused.
+// oldest dead letters, and only then is an enqueue refused.
 type memDelivery struct {
 	max      int
 	maxBytes int
@@ -127,7 +127,7 @@ func (m *memDelivery) EnqueueClaim(_ context.Context, d Delivery, holder string,
 	return true, true, head, atts, nil
 }
 
-// enqueue is Enqueue with m.mu held; q is d's queue.
+// enqueue enqueues d with m.mu held; q is d's queue.
 func (m *memDelivery) enqueue(d Delivery, now time.Time) (q *memQueue, queued bool, err error) {
 	if d.Enqueued.IsZero() {
 		d.Enqueued = now.Round(0).UTC()

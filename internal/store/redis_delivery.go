@@ -26,7 +26,7 @@ import (
 //	                                (see deliveryPrelude)
 //	<prefix>:dq:{<b>}:ids:<ep>      sorted set of delivery ids: score +inf
 //	                                while queued, else when it left the queue
-//	                                (Unix ms); makes Enqueue idempotent
+//	                                (Unix ms); makes enqueues idempotent
 //	<prefix>:dq:{<b>}:att:<ep>      hash, id -> attempt log, one JSON object
 //	                                per line, newest MaxDeliveryAttempts
 //	<prefix>:dq:{<b>}:lease:<ep>    string, the holder, expiring with the lease
@@ -51,8 +51,8 @@ import (
 // (a visibility timeout), so other workers do not see it while it is being
 // worked on, and see it again should the worker die.
 //
-// Durability: Enqueue returns only after Redis applied the script, and
-// deliveries leave the queue only by AckHead, DeadLetter or DisableEndpoint, so
+// Durability: EnqueueAll returns only after Redis applied the script, and
+// deliveries leave the queue only by AckHeads, DeadLetter or DisableEndpoint, so
 // "nothing acknowledged is lost" holds exactly as far as Redis keeps what it
 // acknowledged. That needs appendonly yes. With appendfsync always, Redis
 // writes and fsyncs the AOF before it replies, and nothing acknowledged is
@@ -206,7 +206,7 @@ local function enqueue()
 end
 `
 
-// Enqueue's script: enqueue's arguments. Reply: the outcome.
+// EnqueueAll's script, run once per delivery: enqueue's arguments. Reply: the outcome.
 const deliveryEnqueueLua = deliveryPrelude + deliveryEnqueueFn + `
 return enqueue()
 `
@@ -833,7 +833,7 @@ func (r *redisDelivery) enqueueCall(d Delivery, now time.Time) ([]string, []any)
 	return k.keys, k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention))
 }
 
-// enqueueResult is Enqueue's result for the script's reply out.
+// enqueueResult is EnqueueAll's result for one delivery, for the script's reply out.
 func enqueueResult(d Delivery, out string, err error) (bool, error) {
 	switch {
 	case err != nil:

@@ -555,8 +555,8 @@ func testDeliveryClaim(t *testing.T, h harness) {
 	}
 }
 
-// testDeliveryHead: ClaimHead, Head and AckHead answer with the head and
-// its attempt log, and an AckHead that empties the queue gives the lease
+// testDeliveryHead: ClaimHead and AckHeads answer with the head and
+// its attempt log, and an AckHeads that empties the queue gives the lease
 // back.
 func testDeliveryHead(t *testing.T, h harness) {
 	s := h.delivery(t)
