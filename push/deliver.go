@@ -318,14 +318,23 @@ func defaultHolder() string {
 	return fmt.Sprintf("%.200s-%d-%s", host, os.Getpid(), rand.Text()[:10])
 }
 
-// queueHead is an endpoint's head with its attempt log, as last read.
+// queueHead is the front of an endpoint's queue as last read: the heads,
+// oldest first, with their attempt logs.
 type queueHead struct {
-	n    store.Delivery
-	atts []store.Attempt
-	// ok: the queue has a head; read: the head was read (with a claim or
-	// an acknowledgement), otherwise it is to be read; released: the
-	// queue was empty and the acknowledgement gave the endpoint back.
-	ok, read, released bool
+	heads []store.Queued
+	// read: the heads were read (with a claim or an acknowledgement),
+	// otherwise they are to be read; released: the queue was empty and the
+	// acknowledgement gave the endpoint back.
+	read, released bool
+}
+
+// unacked holds what a worker delivered from its endpoint and has not yet
+// acknowledged: heads read together are delivered one after another and
+// acknowledged together, in one store round trip, before anything else
+// about the queue is written.
+type unacked struct {
+	ds   []store.Delivery
+	logs sync.WaitGroup // attempt log entries being written
 }
 
 // Deliverer runs the delivery workers of one replica and serves the
@@ -405,21 +414,7 @@ func (d *Deliverer) Options() DeliveryOptions {
 // wrap the store's: store.ErrEndpointDisabled means the endpoint's receiver
 // answered 410 Gone, and its push config should go.
 func (d *Deliverer) Enqueue(ctx context.Context, n store.Delivery) error {
-	if d.st == nil {
-		return fmt.Errorf("push: enqueue: %w: the deliverer has no store", store.ErrUnavailable)
-	}
-	if !validID(n.ID) {
-		return fmt.Errorf("push: enqueue: %w: notification id must be 1-%d visible ASCII characters without '.'", store.ErrInvalidArgument, maxIDBytes)
-	}
-	if handled, err := d.enqueueClaim(ctx, n); handled {
-		return err
-	}
-	queued, err := d.st.Enqueue(ctx, n)
-	if err != nil {
-		return fmt.Errorf("push: enqueue notification %s: %w", n.ID, err)
-	}
-	d.enqueued(n.Endpoint, queued)
-	return nil
+	return d.EnqueueAll(ctx, []store.Delivery{n})[0]
 }
 
 // Run delivers until ctx ends, then waits for its workers, which give
@@ -564,7 +559,7 @@ func (d *Deliverer) claim(ctx context.Context, ep string) (bool, queueHead, erro
 	c, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
 	ok, n, atts, found, err := d.st.ClaimHead(c, ep, d.o.Holder, d.o.LeaseTTL)
-	return ok, queueHead{n: n, atts: atts, ok: found, read: true}, err
+	return ok, headOf(n, atts, found), err
 }
 
 // takeAgain reports, and clears, whether ep was enqueued to since the
@@ -582,12 +577,22 @@ func (d *Deliverer) takeAgain(ctx context.Context, ep string) bool {
 // worker took over (its lease ran out) or an operator acted.
 var errLost = errors.New("push: the endpoint was taken over")
 
-// drain delivers ep's queue from the head h (read when h.read is unset)
+// drain delivers ep's queue from the heads h (read when h.read is unset)
 // until it is empty, the head must wait, the batch is done, or it must
 // stop. claimed is when the lease was last renewed. For deferred, next is
-// when the endpoint is due again.
-func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h queueHead) (drainOutcome, time.Time, error) {
-	for range d.o.BatchPerClaim {
+// when the endpoint is due again. What it delivered is acknowledged before
+// it returns.
+func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h queueHead) (out drainOutcome, next time.Time, err error) {
+	var u unacked
+	defer func() {
+		// Acknowledged even as Run ends, so that nothing is sent twice.
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeOpTimeout)
+		defer cancel()
+		if aerr := d.settle(c, ep, &u, nil, "", 1); aerr != nil && err == nil {
+			out, err = stopped, aerr
+		}
+	}()
+	for left := d.o.BatchPerClaim; left > 0; left-- {
 		if err := ctx.Err(); err != nil {
 			return stopped, time.Time{}, err
 		}
@@ -601,48 +606,71 @@ func (d *Deliverer) drain(ctx context.Context, ep string, claimed *time.Time, h 
 			}
 			*claimed = time.Now()
 		}
-		if !h.read {
-			var err error
-			if h, err = d.head(ctx, ep); err != nil {
+		if len(h.heads) == 0 && (len(u.ds) > 0 || !h.read) {
+			if err := d.settle(ctx, ep, &u, &h, d.o.Holder, min(left, store.MaxHeadsPerRead)); err != nil {
 				return stopped, time.Time{}, err
 			}
 		}
 		switch {
-		case !h.ok && h.released:
+		case len(h.heads) == 0 && h.released:
 			return released, time.Time{}, nil
-		case !h.ok:
+		case len(h.heads) == 0:
 			return drained, time.Time{}, nil
 		}
-		n, atts := h.n, h.atts
-		if k := len(atts); k > 0 && atts[k-1].RetryAt.After(time.Now()) {
-			return deferred, atts[k-1].RetryAt, nil
+		q := h.heads[0]
+		if k := len(q.Attempts); k > 0 && q.Attempts[k-1].RetryAt.After(time.Now()) {
+			return deferred, q.Attempts[k-1].RetryAt, nil
 		}
-		h = queueHead{}
-		done, next, err := d.deliver(ctx, n, atts, &h)
+		h.heads = h.heads[1:]
+		acked := len(u.ds)
+		done, next, err := d.deliver(ctx, q.Delivery, q.Attempts, &u)
 		if err != nil {
 			return stopped, time.Time{}, err
 		}
 		if !done {
 			return deferred, next, nil
 		}
+		if len(u.ds) == acked {
+			// Dead-lettered, or the endpoint disabled: read the queue again.
+			h = queueHead{}
+		}
 	}
 	return yielded, time.Time{}, nil
 }
 
-// head reads ep's head and its attempt log.
-func (d *Deliverer) head(ctx context.Context, ep string) (queueHead, error) {
-	n, atts, ok, err := d.st.Head(ctx, ep)
-	return queueHead{n: n, atts: atts, ok: ok, read: true}, err
+// headOf is the queue read as the head n with its attempt log atts, if ok.
+func headOf(n store.Delivery, atts []store.Attempt, ok bool) queueHead {
+	h := queueHead{read: true}
+	if ok {
+		h.heads = []store.Queued{{Delivery: n, Attempts: atts}}
+	}
+	return h
 }
 
-// ack removes the delivered head n, reads the next head into after in the
-// same round trip, and gives the endpoint back when there is none.
-func (d *Deliverer) ack(ctx context.Context, n store.Delivery, after *queueHead) error {
-	next, atts, ok, err := d.st.AckHead(ctx, n.Endpoint, n.ID, d.o.Holder)
-	if err == nil {
-		*after = queueHead{n: next, atts: atts, ok: ok, read: true, released: !ok}
+// settle acknowledges what u holds, once its attempt log entries are
+// written, and reads up to limit heads after it into h, unless h is nil;
+// holder gives the endpoint back ("" keeps it) when the queue is empty.
+func (d *Deliverer) settle(ctx context.Context, ep string, u *unacked, h *queueHead, holder string, limit int) error {
+	u.logs.Wait()
+	if len(u.ds) == 0 && h == nil {
+		return nil
 	}
-	return err
+	ids := make([]string, len(u.ds))
+	for i, n := range u.ds {
+		ids[i] = n.ID
+	}
+	next, err := d.st.AckHeads(ctx, ep, ids, holder, limit)
+	if err != nil {
+		return lostOr(err)
+	}
+	for _, n := range u.ds {
+		d.m.Delivered(max(time.Since(n.Enqueued), 0))
+	}
+	u.ds = u.ds[:0]
+	if h != nil {
+		*h = queueHead{heads: next, read: true, released: len(next) == 0 && holder != ""}
+	}
+	return nil
 }
 
 // release gives ep back, due at next (now when zero). A store outage is
@@ -668,20 +696,20 @@ func (d *Deliverer) release(ctx context.Context, ep string, next, claimed time.T
 
 // deliver makes one attempt at the head n, whose attempt log is atts, if
 // the receiver's breaker, rate and concurrency limits let it, and records
-// the outcome. done means n left the queue (delivered or dead-lettered);
-// otherwise it waits until next. An acknowledgement that read the next
-// head leaves it in after.
-func (d *Deliverer) deliver(ctx context.Context, n store.Delivery, atts []store.Attempt, after *queueHead) (done bool, next time.Time, err error) {
+// the outcome. done means n was delivered, and is added to u to be
+// acknowledged, or left the queue (dead-lettered); otherwise it waits until
+// next. What u holds is acknowledged before any other outcome is recorded.
+func (d *Deliverer) deliver(ctx context.Context, n store.Delivery, atts []store.Attempt, u *unacked) (done bool, next time.Time, err error) {
 	key, err := d.keyOf(n)
 	if err != nil {
 		a := store.Attempt{At: time.Now(), Err: err.Error()}
-		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err))
+		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err), u)
 	}
 	r := d.rcv.get(key)
 	defer func() { d.rcv.put(r, time.Now()) }()
 
 	if open, until := r.breaker.blocked(time.Now()); open {
-		return d.notAttempted(ctx, n, atts, until)
+		return d.notAttempted(ctx, n, atts, until, u)
 	}
 	if r.limiter != nil {
 		now := time.Now()
@@ -705,7 +733,7 @@ func (d *Deliverer) deliver(ctx context.Context, n store.Delivery, atts []store.
 	defer func() { <-r.slots }()
 	ok, probe := r.breaker.admit(time.Now())
 	if !ok {
-		return d.notAttempted(ctx, n, atts, time.Time{})
+		return d.notAttempted(ctx, n, atts, time.Time{}, u)
 	}
 
 	start := time.Now()
@@ -714,18 +742,18 @@ func (d *Deliverer) deliver(ctx context.Context, n store.Delivery, atts []store.
 	cancel()
 	answered := time.Now()
 	a := store.Attempt{At: start, Status: status, Latency: answered.Sub(start)}
-	return d.judge(ctx, n, atts, r.breaker, probe, a, answered, hint, err, after)
+	return d.judge(ctx, n, atts, r.breaker, probe, a, answered, hint, err, u)
 }
 
 // judge tells the breaker and the store how the attempt a, answered at
 // answered, went.
-func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.Attempt, b *breaker, probe bool, a store.Attempt, answered time.Time, hint time.Duration, err error, after *queueHead) (bool, time.Time, error) {
+func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.Attempt, b *breaker, probe bool, a store.Attempt, answered time.Time, hint time.Duration, err error, u *unacked) (bool, time.Time, error) {
 	status := a.Status
 	switch {
 	case err != nil && errors.Is(err, ErrUndeliverable):
 		b.abandon(probe)
 		a.Status, a.Err = 0, err.Error()
-		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err))
+		return d.bury(ctx, n, atts, a, DeadUndeliverable, undeliverable(err), u)
 	case err != nil && ctx.Err() != nil:
 		// Run is ending: no verdict on the receiver, no attempt recorded.
 		b.abandon(probe)
@@ -737,18 +765,16 @@ func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.At
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
 			reason = RetryTimeout
 		}
-		return d.failed(ctx, n, atts, a, time.Time{}, reason)
+		return d.failed(ctx, n, atts, a, time.Time{}, reason, u)
 	case status >= 200 && status <= 299:
 		b.success()
-		d.logAttempt(ctx, n, a)
-		if err := d.ack(ctx, n, after); err != nil {
-			return false, time.Time{}, lostOr(err)
-		}
-		d.m.Delivered(max(time.Since(n.Enqueued), 0))
+		// The log entry is written while the next head is delivered.
+		u.logs.Go(func() { d.logAttempt(ctx, n, a) })
+		u.ds = append(u.ds, n)
 		return true, time.Time{}, nil
 	case status == http.StatusGone:
 		b.success()
-		return d.gone(ctx, n, a)
+		return d.gone(ctx, n, a, u)
 	}
 	reason := RetryStatusOther
 	switch {
@@ -766,26 +792,29 @@ func (d *Deliverer) judge(ctx context.Context, n store.Delivery, atts []store.At
 		notBefore = d.backoff.honour(answered, hint)
 	}
 	a.Err = fmt.Sprintf("receiver answered %d %s", status, http.StatusText(status))
-	return d.failed(ctx, n, atts, a, notBefore, reason)
+	return d.failed(ctx, n, atts, a, notBefore, reason, u)
 }
 
 // notAttempted records an attempt the open circuit breaker prevented: it
 // follows the schedule like a failed one, and is due no earlier than the
 // breaker closes.
-func (d *Deliverer) notAttempted(ctx context.Context, n store.Delivery, atts []store.Attempt, until time.Time) (bool, time.Time, error) {
+func (d *Deliverer) notAttempted(ctx context.Context, n store.Delivery, atts []store.Attempt, until time.Time, u *unacked) (bool, time.Time, error) {
 	a := store.Attempt{At: time.Now(), Err: "not attempted: the receiver's circuit breaker is open"}
-	return d.failed(ctx, n, atts, a, until, RetryCircuitOpen)
+	return d.failed(ctx, n, atts, a, until, RetryCircuitOpen, u)
 }
 
 // failed records the failed attempt a and schedules the next, not before
 // notBefore; past the schedule's end, n is dead-lettered.
-func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, notBefore time.Time, reason string) (bool, time.Time, error) {
+func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, notBefore time.Time, reason string, u *unacked) (bool, time.Time, error) {
 	next, ok := d.backoff.next(len(atts)+1, a.At, notBefore)
 	if !ok {
 		why := fmt.Sprintf("no 2xx after %d attempts; last: %s", len(atts)+1, a.Err)
-		return d.bury(ctx, n, atts, a, DeadRetriesExhausted, why)
+		return d.bury(ctx, n, atts, a, DeadRetriesExhausted, why, u)
 	}
 	a.RetryAt = next
+	if err := d.settle(ctx, n.Endpoint, u, nil, "", 1); err != nil {
+		return false, time.Time{}, err
+	}
 	d.logAttempt(ctx, n, a)
 	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
 		return false, time.Time{}, lostOr(err)
@@ -795,7 +824,10 @@ func (d *Deliverer) failed(ctx context.Context, n store.Delivery, atts []store.A
 }
 
 // bury dead-letters the head n with its final attempt a.
-func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, metric, reason string) (bool, time.Time, error) {
+func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Attempt, a store.Attempt, metric, reason string, u *unacked) (bool, time.Time, error) {
+	if err := d.settle(ctx, n.Endpoint, u, nil, "", 1); err != nil {
+		return false, time.Time{}, err
+	}
 	all := append(slices.Clone(atts), a)
 	d.logAttempt(ctx, n, a)
 	if err := d.st.DeadLetter(ctx, n.Endpoint, n.ID, reason, all); err != nil {
@@ -808,9 +840,12 @@ func (d *Deliverer) bury(ctx context.Context, n store.Delivery, atts []store.Att
 
 // gone handles a 410: the receiver says the endpoint is no more, so the
 // endpoint is disabled and everything queued for it dead-lettered.
-func (d *Deliverer) gone(ctx context.Context, n store.Delivery, a store.Attempt) (bool, time.Time, error) {
+func (d *Deliverer) gone(ctx context.Context, n store.Delivery, a store.Attempt, u *unacked) (bool, time.Time, error) {
 	const reason = "endpoint disabled: the receiver answered 410 Gone"
 	a.Err = "receiver answered 410 Gone"
+	if err := d.settle(ctx, n.Endpoint, u, nil, "", 1); err != nil {
+		return false, time.Time{}, err
+	}
 	d.logAttempt(ctx, n, a)
 	if err := d.st.RecordAttempt(ctx, n.Endpoint, n.ID, a); err != nil {
 		return false, time.Time{}, lostOr(err)

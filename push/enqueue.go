@@ -31,25 +31,28 @@ func enqueueAll(ctx context.Context, q Enqueuer, ns []store.Delivery) []error {
 }
 
 // EnqueueAll enqueues each of ns as Enqueue does, in one store round trip;
-// errs[i] is the outcome of ns[i], each on its own.
+// errs[i] is the outcome of ns[i], each on its own. A lone notification is
+// enqueued with its endpoint's claim when it can be (handoff.go).
 func (d *Deliverer) EnqueueAll(ctx context.Context, ns []store.Delivery) []error {
 	errs := make([]error, len(ns))
-	if d.st == nil {
-		for i, n := range ns {
-			errs[i] = d.Enqueue(ctx, n)
-		}
-		return errs
-	}
 	// Ids Enqueue refuses never reach the store.
 	var idx []int
 	var valid []store.Delivery
 	for i, n := range ns {
-		if !validID(n.ID) {
-			errs[i] = d.Enqueue(ctx, n)
-			continue
+		switch {
+		case d.st == nil:
+			errs[i] = fmt.Errorf("push: enqueue: %w: the deliverer has no store", store.ErrUnavailable)
+		case !validID(n.ID):
+			errs[i] = fmt.Errorf("push: enqueue: %w: notification id must be 1-%d visible ASCII characters without '.'", store.ErrInvalidArgument, maxIDBytes)
+		default:
+			idx, valid = append(idx, i), append(valid, n)
 		}
-		idx = append(idx, i)
-		valid = append(valid, n)
+	}
+	if len(valid) == 1 {
+		if handled, err := d.enqueueClaim(ctx, valid[0]); handled {
+			errs[idx[0]] = err
+			return errs
+		}
 	}
 	if len(valid) == 0 {
 		return errs

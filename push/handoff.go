@@ -67,7 +67,7 @@ func (d *Deliverer) enqueueClaim(ctx context.Context, n store.Delivery) (handled
 	if queued {
 		d.m.Queued()
 	}
-	first := &queueHead{n: head, atts: atts, ok: true, read: true}
+	first := &queueHead{heads: []store.Queued{{Delivery: head, Attempts: atts}}, read: true}
 	go func() {
 		defer run.wg.Done()
 		d.work(run.ctx, ep, first)

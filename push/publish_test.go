@@ -74,7 +74,7 @@ func TestRelayEnqueuesEveryConfigAtOnce(t *testing.T) {
 		t.Fatalf("enqueued %d one by one and batches %v; want one batch of three", q.singles, q.batches)
 	}
 	for _, c := range configs[:2] {
-		n, _, ok, err := st.Delivery().Head(ctx, r.policies.endpoint(c))
+		n, _, ok, err := readHead(ctx, st.Delivery(), r.policies.endpoint(c))
 		if err != nil || !ok || n.ID != p.ID {
 			t.Fatalf("config %s: queue head %+v, %v, %v; want %s", c.ID, n, ok, err, p.ID)
 		}
@@ -108,7 +108,7 @@ func TestDelivererEnqueueAll(t *testing.T) {
 				}
 			}
 			for _, ep := range []string{"ep-a", "ep-b"} {
-				if h, _, ok, err := st.Delivery().Head(ctx, ep); err != nil || !ok || h.ID != "e1" {
+				if h, _, ok, err := readHead(ctx, st.Delivery(), ep); err != nil || !ok || h.ID != "e1" {
 					t.Fatalf("%s: head %+v, %v, %v; want e1", ep, h, ok, err)
 				}
 			}

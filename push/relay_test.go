@@ -21,7 +21,7 @@ type recordingQueue struct {
 }
 
 func (q *recordingQueue) Enqueue(ctx context.Context, d store.Delivery) error {
-	if _, err := q.st.Enqueue(ctx, d); err != nil {
+	if _, err := enqueueOne(ctx, q.st, d); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -281,4 +281,10 @@ func TestRelaySkipsWhatCannotBeRendered(t *testing.T) {
 	if len(ds) != 1 || ds[0].Endpoint != "*/demo/t1/new" {
 		t.Fatalf("deliveries %+v; want the 1.0 one only", ds)
 	}
+}
+
+// enqueueOne enqueues d alone.
+func enqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
+	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
+	return queued[0], errs[0]
 }

@@ -150,6 +150,8 @@ func receiverOf(raw string) (string, error) {
 type HTTPSender struct {
 	client *http.Client
 	signer *Signer
+	// userAgent is read once: version.UserAgent parses the build info.
+	userAgent string
 }
 
 var (
@@ -163,7 +165,7 @@ func NewHTTPSender(policy *URLPolicy, signer *Signer, timeout time.Duration) *HT
 	if timeout <= 0 {
 		timeout = DefaultNotificationTimeout
 	}
-	return &HTTPSender{client: policy.Client(timeout), signer: signer}
+	return &HTTPSender{client: policy.Client(timeout), signer: signer, userAgent: version.UserAgent()}
 }
 
 // ReceiverKey returns the receiver of n: its webhook's scheme, host and
@@ -202,7 +204,7 @@ func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Dura
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", r.ContentType)
-	req.Header.Set("User-Agent", version.UserAgent())
+	req.Header.Set("User-Agent", s.userAgent)
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := s.client.Do(req)
 	if err != nil {

@@ -199,8 +199,8 @@ func TestSessionsExpire(t *testing.T) {
 func deadLetter(t *testing.T, st store.Store, ep, id, task string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := st.Delivery().Enqueue(ctx, store.Delivery{ID: id, Endpoint: ep, TaskID: task, Payload: []byte("not a payload")}); err != nil {
-		t.Fatal(err)
+	if _, errs := st.Delivery().EnqueueAll(ctx, []store.Delivery{{ID: id, Endpoint: ep, TaskID: task, Payload: []byte("not a payload")}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	atts := []store.Attempt{{At: time.Now(), Status: 503, Err: "receiver answered 503 Service Unavailable"}}
 	if err := st.Delivery().DeadLetter(ctx, ep, id, "no 2xx after 1 attempts", atts); err != nil {

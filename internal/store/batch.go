@@ -147,48 +147,39 @@ func newPipelines(client redis.UniversalClient, inFlight int) *coalescer[piped, 
 	})
 }
 
-// runPiped queues s on the shared pipeline and waits for its reply. A node
-// that has not cached the script answers NOSCRIPT; the call is then sent
-// again on its own with Run, which loads it.
+// runPiped queues s on the shared pipeline and waits for its reply.
 func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
-	var cmd *redis.Cmd
+	return evalPiped(ctx, conn, s, []scriptCall{{keys, args}})[0]
+}
+
+// evalPiped runs s once per call on the shared pipeline and waits for the
+// replies. A node that has not cached the script answers NOSCRIPT; the call
+// is then sent again on its own with Run, which loads it.
+func evalPiped(ctx context.Context, conn *redisConn, s *redis.Script, calls []scriptCall) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(calls))
 	if err := conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
-		cmd = s.EvalSha(ctx, pipe, keys, args...)
+		for i, c := range calls {
+			cmds[i] = s.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
 	}); err != nil {
-		// cmd is the batch's to write until it has run: answer with another.
-		failed := redis.NewCmd(ctx)
-		failed.SetErr(err)
+		// cmds is the batch's to write until it has run: answer with others.
+		failed := make([]*redis.Cmd, len(calls))
+		for i := range failed {
+			failed[i] = redis.NewCmd(ctx)
+			failed[i].SetErr(err)
+		}
 		return failed
 	}
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return s.Run(ctx, conn.client, keys, args...)
+	for i, cmd := range cmds {
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			cmds[i] = s.Run(ctx, conn.client, calls[i].keys, calls[i].args...)
+		}
 	}
-	return cmd
+	return cmds
 }
 
 // scriptCall is one run of a script: its keys and arguments.
 type scriptCall struct {
 	keys []string
 	args []any
-}
-
-// evalPipelined runs s once per call in one pipeline, one round trip (split
-// by node on Cluster). A node that has not cached the script answers
-// NOSCRIPT; those calls are sent again one at a time with Run, which loads
-// it, so only the first batch after a server restart pays for that.
-func evalPipelined(ctx context.Context, client redis.UniversalClient, s *redis.Script, calls []scriptCall) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(calls))
-	pipe := client.Pipeline()
-	for i, c := range calls {
-		cmds[i] = s.EvalSha(ctx, pipe, c.keys, c.args...)
-	}
-	// Exec reports the first failed command; each one is examined by the
-	// caller.
-	_, _ = pipe.Exec(ctx)
-	for i, cmd := range cmds {
-		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			cmds[i] = s.Run(ctx, client, calls[i].keys, calls[i].args...)
-		}
-	}
-	return cmds
 }

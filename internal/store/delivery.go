@@ -64,23 +64,23 @@ type DeadLetter struct {
 // (which keeps its order across replicas), and the dead letters.
 //
 // A worker's loop: Endpoints finds endpoints that are due; ClaimEndpoint
-// takes one; Head reads its head with the head's attempt log; after a 2xx
-// the worker acknowledges the head and reads the next (AckHead); after a
-// failure it records the attempt with its RetryAt and releases the endpoint
+// takes one; AckHeads reads its heads with their attempt logs; after a
+// 2xx the worker acknowledges the heads delivered and reads the next
+// (AckHeads again); after a failure it records the attempt with its RetryAt and releases the endpoint
 // until then; after the last retry it dead-letters the head and goes on
 // with the next one.
 type DeliveryStore interface {
-	// Enqueue appends d durably to the end of its endpoint's queue and makes
-	// the endpoint due, unless it is due later already (a retry is
-	// pending). It is idempotent on (Endpoint, ID) while the delivery is
-	// queued and for DeliveryIDRetention after it left the queue: queued
-	// reports whether this call stored it. It fails with
-	// ErrEndpointDisabled for a disabled endpoint and with ErrQueueFull when
-	// the endpoint already holds MaxQueueLength deliveries (or the memory
-	// store is full).
-	Enqueue(ctx context.Context, d Delivery) (queued bool, err error)
+	// EnqueueAll appends each of ds durably to the end of its endpoint's
+	// queue, at once, and makes the endpoint due, unless it is due later
+	// already (a retry is pending). It is idempotent on (Endpoint, ID)
+	// while the delivery is queued and for DeliveryIDRetention after it
+	// left the queue: queued[i] reports whether this call stored ds[i].
+	// errs[i], each on its own, is ErrEndpointDisabled for a disabled
+	// endpoint and ErrQueueFull when the endpoint already holds
+	// MaxQueueLength deliveries (or the memory store is full).
+	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
 	// DeadLetter moves the head of the queue to the dead letters with the
-	// full attempt log and reason. Like AckHead, it refuses an id that is
+	// full attempt log and reason. Like AckHeads, it refuses an id that is
 	// queued behind the head and ignores one that is gone.
 	DeadLetter(ctx context.Context, endpoint, id, reason string, attempts []Attempt) error
 	// RecordAttempt appends a to the log of a queued delivery. It fails with
@@ -113,7 +113,7 @@ type DeliveryStore interface {
 	// reports whether there was one.
 	DiscardDeadLetter(ctx context.Context, endpoint, id string) (bool, error)
 	// DisableEndpoint marks the endpoint disabled for DisabledEndpointTTL,
-	// so Enqueue refuses it, and moves every delivery still queued to the
+	// so EnqueueAll refuses it, and moves every delivery still queued to the
 	// dead letters with reason. It returns how many it moved.
 	DisableEndpoint(ctx context.Context, endpoint, reason string) (int, error)
 	// ClaimEndpoint gives holder the endpoint for ttl, so that one worker
@@ -130,40 +130,41 @@ type DeliveryStore interface {
 	// makes one per delivery instead of three, and one per claim instead
 	// of two.
 
-	// EnqueueAll enqueues each of ds as Enqueue does, at once: queued[i]
-	// and errs[i] are Enqueue's results for ds[i], each on its own. The
-	// push relay enqueues an event for all of a task's push configs with it.
-	EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error)
-	// EnqueueClaim enqueues d as Enqueue does and, when d was added and the
+	// EnqueueClaim enqueues d as EnqueueAll does and, when d was added and the
 	// endpoint's lease is free (or holder's already), claims it for holder
 	// for ttl and reads its head with the attempt log as ClaimHead does. A
 	// replica that enqueues to an endpoint nobody delivers then starts
 	// delivering it without a claim of its own. A repeat claims nothing.
 	EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error)
-	// Head returns the head of the endpoint's queue, the oldest delivery
-	// not yet acknowledged or dead-lettered, without removing it, and its
-	// attempt log, oldest first (the newest MaxDeliveryAttempts); found is
-	// false for an empty queue.
-	Head(ctx context.Context, endpoint string) (head Delivery, atts []Attempt, found bool, err error)
-	// ClaimHead is ClaimEndpoint, then Head; the head is read only when
-	// holder has the endpoint.
+	// ClaimHead is ClaimEndpoint, then reads the head, as AckHeads does;
+	// the head is read only when holder has the endpoint.
 	ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (claimed bool, head Delivery, atts []Attempt, found bool, err error)
-	// AckHead removes the delivered head of the queue, and its attempt log,
-	// then reads the new head as Head does: a worker that delivered the head
-	// learns what comes next. It fails with ErrNotHead when id is queued but
-	// not at the head (order is strict: only the head is ever delivered); an
-	// id that is no longer queued is ignored, so a repeated AckHead is
-	// harmless and reads the head as it is. When the queue is then empty,
-	// holder's lease is given up as ReleaseEndpoint would ("" keeps it).
-	AckHead(ctx context.Context, endpoint, id, holder string) (next Delivery, atts []Attempt, found bool, err error)
+	// AckHeads removes the delivered heads ids, in their order, and their
+	// attempt logs, then reads up to limit heads, the oldest deliveries not
+	// yet acknowledged or dead-lettered, in queue order, with their attempt
+	// logs (the newest MaxDeliveryAttempts), fewer once they hold
+	// MaxHeadBytesPerRead of payload; nil for an empty queue. No ids: it
+	// only reads. A worker that delivered a batch learns what comes next. It fails with
+	// ErrNotHead when an id is queued but not at the head when its turn
+	// comes (order is strict: only the head is ever delivered), keeping the
+	// removals before it; an id that is no longer queued is ignored, so a
+	// repeated AckHeads is harmless. When the queue is then empty, holder's
+	// lease is given up as ReleaseEndpoint would ("" keeps it).
+	AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) (next []Queued, err error)
+}
+
+// Queued is a queued delivery with its attempt log, oldest first.
+type Queued struct {
+	Delivery
+	Attempts []Attempt
 }
 
 // Errors of the delivery concern.
 var (
-	// ErrEndpointDisabled refuses an Enqueue to an endpoint disabled by
+	// ErrEndpointDisabled refuses an enqueue to an endpoint disabled by
 	// DisableEndpoint (its receiver answered 410 Gone, for example).
 	ErrEndpointDisabled = errors.New("store: delivery endpoint is disabled")
-	// ErrQueueFull refuses an Enqueue beyond MaxQueueLength, or beyond the
+	// ErrQueueFull refuses an enqueue beyond MaxQueueLength, or beyond the
 	// memory store's bounds.
 	ErrQueueFull = errors.New("store: delivery queue is full")
 	// ErrNotHead refuses to acknowledge or dead-letter a delivery queued behind the
@@ -188,11 +189,15 @@ const (
 	MaxReasonBytes     = 1024
 	// MaxEndpointsPerCall bounds the limit of Endpoints.
 	MaxEndpointsPerCall = 1024
+	// MaxHeadsPerRead bounds the ids and the limit of AckHeads, and
+	// MaxHeadBytesPerRead the payload it reads beyond the first head.
+	MaxHeadsPerRead     = 16
+	MaxHeadBytesPerRead = 1 << 20
 	// MaxDeadLetterListLimit bounds the limit of DeadLetters.
 	MaxDeadLetterListLimit = 100
 
 	// DeliveryIDRetention is how long an id is remembered after its
-	// delivery left the queue, so that a late duplicate Enqueue (a retried
+	// delivery left the queue, so that a late duplicate enqueue (a retried
 	// call, a replica replaying events after a takeover) is still dropped.
 	DeliveryIDRetention = time.Hour
 	// DeadLetterRetention is how long a dead letter is kept.
@@ -354,13 +359,6 @@ type checkedDelivery struct {
 	b    DeliveryStore
 }
 
-func (c checkedDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	if err := c.gate.check(checkDelivery(&d)); err != nil {
-		return false, err
-	}
-	return c.b.Enqueue(ctx, d)
-}
-
 func (c checkedDelivery) EnqueueAll(ctx context.Context, ds []Delivery) ([]bool, []error) {
 	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	var idx []int
@@ -388,18 +386,18 @@ func (c checkedDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder st
 	return c.b.EnqueueClaim(ctx, d, holder, ttl)
 }
 
-func (c checkedDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	if err := c.gate.check(checkName("endpoint", endpoint)); err != nil {
-		return Delivery{}, nil, false, err
+func (c checkedDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
+	errs := []error{checkName("endpoint", endpoint), checkOptionalName("holder", holder)}
+	if len(ids) > MaxHeadsPerRead || limit < 1 || limit > MaxHeadsPerRead {
+		errs = append(errs, fmt.Errorf("%w: at most %d ids and a limit of 1 to %d", ErrInvalidArgument, MaxHeadsPerRead, MaxHeadsPerRead))
 	}
-	return c.b.Head(ctx, endpoint)
-}
-
-func (c checkedDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	if err := c.gate.check(checkDeliveryRef(endpoint, id), checkOptionalName("holder", holder)); err != nil {
-		return Delivery{}, nil, false, err
+	for _, id := range ids {
+		errs = append(errs, checkName("delivery id", id))
 	}
-	return c.b.AckHead(ctx, endpoint, id, holder)
+	if err := c.gate.check(errs...); err != nil {
+		return nil, err
+	}
+	return c.b.AckHeads(ctx, endpoint, ids, holder, limit)
 }
 
 // DeadLetter hands the back end the attempts normalized, in a slice of its

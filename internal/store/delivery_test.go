@@ -14,6 +14,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
+	"github.com/a2a-gateway/a2a-gateway/internal/store/storetest"
 )
 
 func delivery(endpoint, id string) store.Delivery {
@@ -22,7 +23,7 @@ func delivery(endpoint, id string) store.Delivery {
 
 func mustEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) {
 	t.Helper()
-	if queued, err := s.Enqueue(testContext(t), d); err != nil || !queued {
+	if queued, err := storetest.EnqueueOne(testContext(t), s, d); err != nil || !queued {
 		t.Fatalf("Enqueue(%q, %q) = %v, %v", d.Endpoint, d.ID, queued, err)
 	}
 }
@@ -31,7 +32,7 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 	t.Helper()
 	var ids []string
 	for {
-		d, _, ok, err := s.Head(testContext(t), endpoint)
+		d, _, ok, err := storetest.ReadHead(testContext(t), s, endpoint)
 		if err != nil {
 			t.Fatalf("Head(%q): %v", endpoint, err)
 		}
@@ -39,7 +40,7 @@ func queueIDs(t *testing.T, s store.DeliveryStore, endpoint string) []string {
 			return ids
 		}
 		ids = append(ids, d.ID)
-		if _, _, _, err := s.AckHead(testContext(t), endpoint, d.ID, ""); err != nil {
+		if _, err := s.AckHeads(testContext(t), endpoint, []string{d.ID}, "", 1); err != nil {
 			t.Fatalf("AckHead(%q, %q): %v", endpoint, d.ID, err)
 		}
 	}
@@ -163,11 +164,11 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	// ep-0: the first 40 delivered; ep-1: its head dead-lettered; ep-2:
 	// its head has attempts.
 	for range 40 {
-		d, _, _, err := s.Head(ctx, "ep-0")
+		d, _, _, err := storetest.ReadHead(ctx, s, "ep-0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, _, err := s.AckHead(ctx, "ep-0", d.ID, ""); err != nil {
+		if _, err := s.AckHeads(ctx, "ep-0", []string{d.ID}, "", 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,14 +190,14 @@ func TestDeliveryRedisRestartKeepsUnacked(t *testing.T) {
 	if ok, err := s.ClaimEndpoint(ctx, "ep-2", "replica-b", time.Hour); err != nil || ok {
 		t.Errorf("the lease did not survive the restart: claim by another = %v, %v", ok, err)
 	}
-	head, atts, _, err := s.Head(ctx, "ep-2")
+	head, atts, _, err := storetest.ReadHead(ctx, s, "ep-2")
 	if err != nil || head.ID != "n-002" || len(atts) != 1 || !atts[0].RetryAt.Equal(att.RetryAt) {
 		t.Errorf("attempt log after the restart = %+v, %v", atts, err)
 	}
 	if dl, ok, err := s.GetDeadLetter(ctx, "ep-1", "n-001"); err != nil || !ok || dl.Reason != "gave up" {
 		t.Errorf("dead letter after the restart = %+v, %v, %v", dl, ok, err)
 	}
-	if queued, err := s.Enqueue(ctx, delivery("ep-0", "n-000")); err != nil || queued {
+	if queued, err := storetest.EnqueueOne(ctx, s, delivery("ep-0", "n-000")); err != nil || queued {
 		t.Errorf("a delivered id was queued again after the restart: %v, %v", queued, err)
 	}
 	if total, _, err := s.Backlog(ctx); err != nil || total != n-40-1 {
@@ -229,9 +230,12 @@ func TestDeliveryOutage(t *testing.T) {
 
 	srv.Stop(t)
 	ops := map[string]func(context.Context) error{
-		"Enqueue":   func(ctx context.Context) error { _, err := s.Enqueue(ctx, delivery("ep", "b")); return err },
-		"Head":      func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
-		"AckHead":   func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", ""); return err },
+		"Enqueue": func(ctx context.Context) error {
+			_, err := storetest.EnqueueOne(ctx, s, delivery("ep", "b"))
+			return err
+		},
+		"Head":      func(ctx context.Context) error { _, _, _, err := storetest.ReadHead(ctx, s, "ep"); return err },
+		"AckHead":   func(ctx context.Context) error { _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); return err },
 		"Endpoints": func(ctx context.Context) error { _, err := s.Endpoints(ctx, 10); return err },
 		"Backlog":   func(ctx context.Context) error { _, _, err := s.Backlog(ctx); return err },
 		"Claim":     func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
@@ -252,7 +256,7 @@ func TestDeliveryOutage(t *testing.T) {
 	// Without persistence the restarted server is empty; the store carries on.
 	srv.Restart(t)
 	eventually(t, func() error {
-		_, err := s.Enqueue(testContext(t), delivery("ep", "b"))
+		_, err := storetest.EnqueueOne(testContext(t), s, delivery("ep", "b"))
 		return err
 	})
 }
@@ -267,7 +271,7 @@ func TestDeliveryRedisCorruptEntry(t *testing.T) {
 	if err := client.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"id", "x", "enq", "soon"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err := s.Head(ctx, "acme:agent:t1:cfg")
+	_, _, _, err := storetest.ReadHead(ctx, s, "acme:agent:t1:cfg")
 	if err == nil || errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), key) {
 		t.Fatalf("Head of a corrupt entry: %v, want an error naming %s", err, key)
 	}
@@ -284,7 +288,7 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 		mustEnqueue(t, s, delivery("ep", id))
 	}
 	// a delivered: remembered (3 entries); d fills the store.
-	if _, _, _, err := s.AckHead(ctx, "ep", "a", ""); err != nil {
+	if _, err := s.AckHeads(ctx, "ep", []string{"a"}, "", 1); err != nil {
 		t.Fatal(err)
 	}
 	mustEnqueue(t, s, delivery("ep", "d"))
@@ -301,14 +305,14 @@ func TestDeliveryMemoryBounds(t *testing.T) {
 	if _, ok, _ := s.GetDeadLetter(ctx, "ep", "b"); ok {
 		t.Fatal("the oldest dead letter was not evicted for a queued delivery")
 	}
-	if _, err := s.Enqueue(ctx, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
+	if _, err := storetest.EnqueueOne(ctx, s, delivery("ep", "g")); !errors.Is(err, store.ErrQueueFull) {
 		t.Fatalf("Enqueue into a full store: %v, want ErrQueueFull", err)
 	}
 	if got := queueIDs(t, s, "ep"); !slices.Equal(got, []string{"c", "d", "e", "f"}) {
 		t.Fatalf("queue = %q; nothing queued may be evicted", got)
 	}
 	// a's id was forgotten to make room, so it may be queued again.
-	if queued, err := s.Enqueue(ctx, delivery("ep", "a")); err != nil || !queued {
+	if queued, err := storetest.EnqueueOne(ctx, s, delivery("ep", "a")); err != nil || !queued {
 		t.Fatalf("Enqueue of a forgotten id = %v, %v", queued, err)
 	}
 }
@@ -324,17 +328,17 @@ func benchDelivery(b *testing.B, s store.Store) {
 		seq++
 		ep := fmt.Sprint("ep-", seq%64)
 		d := store.Delivery{ID: fmt.Sprint(seq), Endpoint: ep, TaskID: "t", Payload: make([]byte, 512)}
-		if _, err := q.Enqueue(ctx, d); err != nil {
+		if _, err := storetest.EnqueueOne(ctx, q, d); err != nil {
 			b.Fatal(err)
 		}
 		if ok, err := q.ClaimEndpoint(ctx, ep, "bench", time.Minute); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
-		head, _, _, err := q.Head(ctx, ep)
+		head, _, _, err := storetest.ReadHead(ctx, q, ep)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, _, err := q.AckHead(ctx, ep, head.ID, ""); err != nil {
+		if _, err := q.AckHeads(ctx, ep, []string{head.ID}, "", 1); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.ReleaseEndpoint(ctx, ep, "bench", time.Time{}); err != nil {

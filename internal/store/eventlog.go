@@ -26,13 +26,9 @@ type LoggedEvent struct {
 // snapshot, which notifications in the 0.3 shape (always a full Task) need.
 //
 // Bounds: a task's log keeps its newest MaxEvents events and lives
-// Retention after its last Append (EventLogOptions; Bounded changes them).
+// Retention after its last Record (EventLogOptions; Bounded changes them).
 // An event that fell out of the log is forgotten with its id.
 type EventLog interface {
-	// Append logs payload as the task's next event unless an event with
-	// the same id is logged already; it returns the event's sequence number
-	// (the earlier one for a duplicate) and whether it was added.
-	Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (seq int64, added bool, err error)
 	// After returns up to limit (1..MaxEventLogReadLimit) events logged
 	// after the event with id (from the first when id is ""), oldest first;
 	// found is false when id is not in the retained log.
@@ -45,8 +41,11 @@ type EventLog interface {
 	// that sequence number or later (a concurrent writer got further);
 	// reports whether it stored it. It lives as long as the log.
 	SaveSnapshot(ctx context.Context, agent, taskID string, seq int64, snapshot []byte) (bool, error)
-	// Record logs an event as Append does and, in the same step (one round
-	// trip on Redis, where the keys share the task's hash tag), reads the
+	// Record logs payload as the task's next event unless an event with the
+	// same id is logged already (Recorded says which, and the event's
+	// sequence number: the earlier one for a duplicate) and, in the same
+	// step (one round trip on Redis, where the keys share the task's hash
+	// tag), reads the
 	// task's push configs as PushConfigs.List does and, when live is
 	// positive, marks the task live for that long (see Live). The push
 	// relay publishes every event with it.
@@ -55,7 +54,7 @@ type EventLog interface {
 	// none: a client's stream of the task was published from within that
 	// time, so the relay's subscriber need not follow the task itself.
 	Live(ctx context.Context, agent, taskID string) (time.Duration, error)
-	// Bounded returns the same log with other bounds for what Append and
+	// Bounded returns the same log with other bounds for what Record and
 	// SaveSnapshot write; zero fields take the defaults.
 	Bounded(o EventLogOptions) EventLog
 }
@@ -146,14 +145,6 @@ type checkedEventLog struct {
 	b    EventLog
 }
 
-func (c checkedEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
-	at, err := checkAppend(agent, taskID, id, payload, at)
-	if err := c.gate.check(err); err != nil {
-		return 0, false, err
-	}
-	return c.b.Append(ctx, agent, taskID, id, payload, at)
-}
-
 func (c checkedEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
 	if err := c.gate.check(checkAfter(agent, taskID, id, limit)); err != nil {
 		return nil, false, err
@@ -203,7 +194,8 @@ func checkPayloadSize(what string, p []byte) error {
 
 // Recorded is what EventLog.Record did with an event.
 type Recorded struct {
-	// Seq and Added are Append's results.
+	// Seq is the event's sequence number (the earlier one for a
+	// duplicate), Added whether it was logged now.
 	Seq   int64
 	Added bool
 	// Configs are the task's push configs, oldest first, as they were when

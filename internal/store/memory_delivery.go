@@ -20,7 +20,7 @@ const memDeliveryMaxBytes = 512 << 20
 // log of the ids that left a queue, in the order they left, for their
 // retention. The bound counts queued deliveries, dead letters and
 // remembered ids together; at the bound, remembered ids go first, then the
-// oldest dead letters, and only then is Enqueue refused.
+// oldest dead letters, and only then is an enqueue refused.
 type memDelivery struct {
 	max      int
 	maxBytes int
@@ -104,13 +104,6 @@ func copyDelivery(d Delivery) Delivery {
 	return d
 }
 
-func (m *memDelivery) Enqueue(_ context.Context, d Delivery) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, queued, err := m.enqueue(d, time.Now())
-	return queued, err
-}
-
 func (m *memDelivery) EnqueueAll(_ context.Context, ds []Delivery) ([]bool, []error) {
 	queued, errs := make([]bool, len(ds)), make([]error, len(ds))
 	now := time.Now()
@@ -134,7 +127,7 @@ func (m *memDelivery) EnqueueClaim(_ context.Context, d Delivery, holder string,
 	return true, true, head, atts, nil
 }
 
-// enqueue is Enqueue with m.mu held; q is d's queue.
+// enqueue enqueues d with m.mu held; q is d's queue.
 func (m *memDelivery) enqueue(d Delivery, now time.Time) (q *memQueue, queued bool, err error) {
 	if d.Enqueued.IsZero() {
 		d.Enqueued = now.Round(0).UTC()
@@ -210,13 +203,6 @@ func (m *memDelivery) popDone() {
 	}
 }
 
-func (m *memDelivery) Head(_ context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	d, atts, ok := m.queue(endpoint, false).head()
-	return d, atts, ok, nil
-}
-
 // head returns copies of q's head and its attempt log; false when q is nil
 // or empty.
 func (q *memQueue) head() (Delivery, []Attempt, bool) {
@@ -263,23 +249,32 @@ func (m *memDelivery) pop(q *memQueue, now time.Time) Delivery {
 	return d
 }
 
-func (m *memDelivery) AckHead(_ context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
+func (m *memDelivery) AckHeads(_ context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q := m.queue(endpoint, false)
-	ok, err := m.isHead(q, id)
-	if err != nil {
-		return Delivery{}, nil, false, err
+	for _, id := range ids {
+		ok, err := m.isHead(q, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			m.pop(q, now)
+		}
 	}
-	if ok {
-		m.pop(q, now)
+	if q == nil || len(q.items) == 0 {
+		if q != nil && holder != "" && q.leased(now) && q.holder == holder {
+			q.holder, q.leaseExpiry = "", time.Time{}
+		}
+		return nil, nil
 	}
-	next, atts, found := q.head()
-	if !found && q != nil && holder != "" && q.leased(now) && q.holder == holder {
-		q.holder, q.leaseExpiry = "", time.Time{}
+	var next []Queued
+	for i, bytes := 0, 0; i < min(limit, len(q.items)) && (i == 0 || bytes+len(q.items[i].Payload) <= MaxHeadBytesPerRead); i++ {
+		bytes += len(q.items[i].Payload)
+		next = append(next, Queued{copyDelivery(q.items[i]), slices.Clone(q.attempts[q.items[i].ID])})
 	}
-	return next, atts, found, nil
+	return next, nil
 }
 
 func (m *memDelivery) DeadLetter(_ context.Context, endpoint, id, reason string, atts []Attempt) error {

@@ -107,7 +107,8 @@ func (m *memEventLogs) touch(ref TaskRef, o EventLogOptions, now time.Time, size
 	return t
 }
 
-func (l memEventLog) Append(_ context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
+// add logs the event as Record does.
+func (l memEventLog) add(agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
 	m := l.logs
 	now := time.Now()
 	m.mu.Lock()
@@ -198,7 +199,7 @@ func (m *memEventLogs) sweep(now time.Time) {
 }
 
 func (l memEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
-	seq, added, err := l.Append(ctx, agent, taskID, id, payload, at)
+	seq, added, err := l.add(agent, taskID, id, payload, at)
 	if err != nil {
 		return Recorded{}, err
 	}

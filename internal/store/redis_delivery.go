@@ -26,7 +26,7 @@ import (
 //	                                (see deliveryPrelude)
 //	<prefix>:dq:{<b>}:ids:<ep>      sorted set of delivery ids: score +inf
 //	                                while queued, else when it left the queue
-//	                                (Unix ms); makes Enqueue idempotent
+//	                                (Unix ms); makes enqueues idempotent
 //	<prefix>:dq:{<b>}:att:<ep>      hash, id -> attempt log, one JSON object
 //	                                per line, newest MaxDeliveryAttempts
 //	<prefix>:dq:{<b>}:lease:<ep>    string, the holder, expiring with the lease
@@ -51,8 +51,8 @@ import (
 // (a visibility timeout), so other workers do not see it while it is being
 // worked on, and see it again should the worker die.
 //
-// Durability: Enqueue returns only after Redis applied the script, and
-// deliveries leave the queue only by AckHead, DeadLetter or DisableEndpoint, so
+// Durability: EnqueueAll returns only after Redis applied the script, and
+// deliveries leave the queue only by AckHeads, DeadLetter or DisableEndpoint, so
 // "nothing acknowledged is lost" holds exactly as far as Redis keeps what it
 // acknowledged. That needs appendonly yes. With appendfsync always, Redis
 // writes and fsyncs the AOF before it replies, and nothing acknowledged is
@@ -206,7 +206,7 @@ local function enqueue()
 end
 `
 
-// Enqueue's script: enqueue's arguments. Reply: the outcome.
+// EnqueueAll's script, run once per delivery: enqueue's arguments. Reply: the outcome.
 const deliveryEnqueueLua = deliveryPrelude + deliveryEnqueueFn + `
 return enqueue()
 `
@@ -222,29 +222,34 @@ local function with_attempts(h)
 end
 `
 
-// Reads the head and its attempt log.
-const deliveryHeadLua = deliveryPrelude + deliveryHeadReply + `
-return with_attempts(head())
-`
-
-// Removes the head ARGV[6] (id retention ARGV[7] ms), then reads the new
-// head as deliveryHeadLua does; an id acknowledged before reads the head as
-// it is. When the queue is empty, the lease of the holder ARGV[8] ("" for
-// none) is given up, as ReleaseEndpoint would (the queue left due and heads
-// when it emptied). Reply: 'nothead', or the head.
-const deliveryAckHeadLua = deliveryPrelude + deliveryHeadReply + `
-local h = head()
-if is_head(h, ARGV[6]) then
-  removed(h, ARGV[7])
-  trim_ids(ARGV[7])
-elseif not_head(ARGV[6]) == 'nothead' then
-  return 'nothead'
+// Removes the heads ARGV[10..] in turn (id retention ARGV[6] ms), then
+// reads up to ARGV[8] heads with their attempt logs, stopping before one
+// that would take the payload read past ARGV[9] bytes; an id acknowledged
+// before is skipped. When the queue is empty, the lease of the holder
+// ARGV[7] ("" for none) is given up, as ReleaseEndpoint would (the queue
+// left due and heads when it emptied). Reply: 'nothead', or the heads.
+const deliveryAckHeadsLua = deliveryPrelude + deliveryHeadReply + `
+for i = 10, #ARGV do
+  local h = head()
+  if is_head(h, ARGV[i]) then
+    removed(h, ARGV[6])
+  elseif not_head(ARGV[i]) == 'nothead' then
+    return 'nothead'
+  end
 end
-local nxt = head()
-if not nxt and ARGV[8] ~= '' and redis.call('GET', KEYS[9]) == ARGV[8] then
+trim_ids(ARGV[6])
+local out, size = {}, 0
+for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
+  size = size + #(h[2][F_PL] or '')
+  if #out > 0 and size > tonumber(ARGV[9]) then
+    break
+  end
+  out[#out + 1] = with_attempts(h)
+end
+if #out == 0 and ARGV[7] ~= '' and redis.call('GET', KEYS[9]) == ARGV[7] then
   redis.call('DEL', KEYS[9])
 end
-return with_attempts(nxt)
+return out
 `
 
 // ARGV[6] id, id retention ms, reason, attempt log, dead letter cutoff
@@ -355,9 +360,8 @@ end
 return 0
 `
 
-// Claim as deliveryClaimLua does, then the head as deliveryHeadLua reads
-// it. Reply: 0, or
-// {1, head}.
+// Claim as deliveryClaimLua does, then the head with its attempt log.
+// Reply: 0, or {1, head}.
 const deliveryClaimHeadLua = deliveryPrelude + deliveryClaim + deliveryHeadReply + `
 if not claim_as(ARGV[6], ARGV[7]) then
   return 0
@@ -383,7 +387,7 @@ return 1
 type redisDelivery struct {
 	conn                                                      *redisConn
 	enqueue, dead, disable, redeliver, record, claim, release *redis.Script
-	head, ackHead, claimHead                                  *redis.Script
+	ackHeads, claimHead                                       *redis.Script
 }
 
 var _ DeliveryStore = (*redisDelivery)(nil)
@@ -398,8 +402,7 @@ func newRedisDelivery(conn *redisConn) *redisDelivery {
 		record:    redis.NewScript(deliveryRecordLua),
 		claim:     redis.NewScript(deliveryClaimLua),
 		release:   redis.NewScript(deliveryReleaseLua),
-		head:      redis.NewScript(deliveryHeadLua),
-		ackHead:   redis.NewScript(deliveryAckHeadLua),
+		ackHeads:  redis.NewScript(deliveryAckHeadsLua),
 		claimHead: redis.NewScript(deliveryClaimHeadLua),
 	}
 }
@@ -448,7 +451,7 @@ func deadCutoff(now time.Time) string {
 
 // runOutcome runs a script whose reply is one of outcomes.
 func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Script, keys []string, args []any, outcomes ...string) (string, error) {
-	return r.outcome(op, s.Run(ctx, r.conn.client, keys, args...), keys, outcomes)
+	return r.outcome(op, runPiped(ctx, r.conn, s, keys, args...), keys, outcomes)
 }
 
 // outcome reads the reply of a script run with keys, one of outcomes.
@@ -461,12 +464,6 @@ func (r *redisDelivery) outcome(op string, cmd *redis.Cmd, keys []string, outcom
 		return "", fmt.Errorf("store: %s: key %q: unexpected script reply %.32q", op, keys[dkQueue], v)
 	}
 	return v, nil
-}
-
-func (r *redisDelivery) Enqueue(ctx context.Context, d Delivery) (bool, error) {
-	keys, args := r.enqueueCall(d, time.Now())
-	out, err := r.runOutcome(ctx, "delivery enqueue", r.enqueue, keys, args, enqueueOutcomes...)
-	return enqueueResult(d, out, err)
 }
 
 // decodeQueueEntry reads a stream entry the enqueue script wrote.
@@ -514,33 +511,35 @@ func (r *redisDelivery) DisableEndpoint(ctx context.Context, endpoint, reason st
 	}
 }
 
-func (r *redisDelivery) Head(ctx context.Context, endpoint string) (Delivery, []Attempt, bool, error) {
+func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []string, holder string, limit int) ([]Queued, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := r.head.Run(ctx, r.conn.client, k.keys, k.args(time.Now())...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Delivery{}, nil, false, r.conn.fail("delivery head", err)
+	args := k.args(time.Now(), millis(DeliveryIDRetention), holder, limit, MaxHeadBytesPerRead)
+	for _, id := range ids {
+		args = append(args, id)
 	}
-	return headReply(k, endpoint, "delivery head", v)
-}
-
-func (r *redisDelivery) AckHead(ctx context.Context, endpoint, id, holder string) (Delivery, []Attempt, bool, error) {
-	k := r.endpointKeys(endpoint)
-	v, err := r.ackHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), id, millis(DeliveryIDRetention), holder)...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return Delivery{}, nil, false, r.conn.fail("delivery ack", err)
+	v, err := runPiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
+	if err != nil {
+		return nil, r.conn.fail("delivery ack", err)
 	}
-	if s, ok := v.(string); ok {
-		if s == "nothead" {
-			return Delivery{}, nil, false, fmt.Errorf("%w: ack of %.64q", ErrNotHead, id)
+	if s, ok := v.(string); ok && s == "nothead" {
+		return nil, fmt.Errorf("%w: ack of %.64q", ErrNotHead, ids)
+	}
+	reply, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("store: delivery ack: key %q: unexpected script reply", k.keys[dkQueue])
+	}
+	next := make([]Queued, len(reply))
+	for i, h := range reply {
+		if next[i].Delivery, next[i].Attempts, _, err = headReply(k, endpoint, "delivery ack", h); err != nil {
+			return nil, err
 		}
-		return Delivery{}, nil, false, fmt.Errorf("store: delivery ack: key %q: unexpected script reply %.32q", k.keys[dkQueue], s)
 	}
-	return headReply(k, endpoint, "delivery ack", v)
+	return next, nil
 }
 
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := r.claimHead.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
+	v, err := runPiped(ctx, r.conn, r.claimHead, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
 	if err != nil {
 		return false, Delivery{}, nil, false, r.conn.fail("delivery claim", err)
 	}
@@ -603,12 +602,12 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	return r.conn.acted("delivery claim", r.claim.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, millis(ttl))...))
+	return r.conn.acted("delivery claim", runPiped(ctx, r.conn, r.claim, k.keys, k.args(time.Now(), holder, millis(ttl))...))
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
 	k := r.endpointKeys(endpoint)
-	return r.conn.fail("delivery release", r.release.Run(ctx, r.conn.client, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
+	return r.conn.fail("delivery release", runPiped(ctx, r.conn, r.release, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
@@ -834,7 +833,7 @@ func (r *redisDelivery) enqueueCall(d Delivery, now time.Time) ([]string, []any)
 	return k.keys, k.args(now, d.ID, d.TaskID, enq.UnixNano(), d.Payload, MaxQueueLength, millis(DeliveryIDRetention))
 }
 
-// enqueueResult is Enqueue's result for the script's reply out.
+// enqueueResult is EnqueueAll's result for one delivery, for the script's reply out.
 func enqueueResult(d Delivery, out string, err error) (bool, error) {
 	switch {
 	case err != nil:
@@ -847,7 +846,7 @@ func enqueueResult(d Delivery, out string, err error) (bool, error) {
 	return out == "ok", nil
 }
 
-// EnqueueAll is one pipeline: one round trip (one per node on Cluster,
+// EnqueueAll shares a pipeline: one round trip (one per node on Cluster,
 // where the endpoints' buckets may live on several).
 func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued []bool, errs []error) {
 	queued, errs = make([]bool, len(ds)), make([]error, len(ds))
@@ -856,7 +855,7 @@ func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued [
 	for i := range ds {
 		calls[i].keys, calls[i].args = r.enqueueCall(ds[i], now)
 	}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, r.enqueue, calls) {
+	for i, cmd := range evalPiped(ctx, r.conn, r.enqueue, calls) {
 		out, err := r.outcome("delivery enqueue", cmd, calls[i].keys, enqueueOutcomes)
 		queued[i], errs[i] = enqueueResult(ds[i], out, err)
 	}
@@ -877,7 +876,7 @@ return {out}
 // EnqueueClaim is one script run.
 func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
 	keys, args := r.enqueueCall(d, time.Now())
-	v, err := deliveryEnqueueClaimScript.Run(ctx, r.conn.client, keys, append(args, holder, millis(ttl))...).Slice()
+	v, err := runPiped(ctx, r.conn, deliveryEnqueueClaimScript, keys, append(args, holder, millis(ttl))...).Slice()
 	if err != nil {
 		return false, false, Delivery{}, nil, r.conn.fail("delivery enqueue", err)
 	}

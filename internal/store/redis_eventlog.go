@@ -23,12 +23,11 @@ import (
 //	<prefix>:evl:{<agent>:t:<task id>}   string "1", the live mark, expiring
 //	                                     when it lapses
 //
-// Append numbers events from the last entry of the stream, trims the
+// Record numbers events from the last entry of the stream, trims the
 // stream to the log's MaxEvents (dropping the trimmed ids from the hash)
-// and renews every key for the log's Retention, so a log expires whole.
-// Record appends the same way and, in the same script, reads the task's
-// push configs (redis_pushconfig.go: same hash tag) and renews the live
-// mark.
+// and renews every key for the log's Retention, so a log expires whole;
+// in the same script it reads the task's push configs
+// (redis_pushconfig.go: same hash tag) and renews the live mark.
 const (
 	eventLogFamily      = "ev"
 	eventIDsFamily      = "evid"
@@ -64,11 +63,6 @@ for i = 1, 3 do
 end
 return {n, 1}
 end
-`
-
-// Append's script: append_event's keys and arguments. Reply: {seq, added}.
-const eventAppendLua = eventAppendFn + `
-return append_event()
 `
 
 // Record's script: append_event's keys and arguments, then KEYS[4] the
@@ -111,8 +105,8 @@ return 1
 
 // redisEventLogs holds the scripts every bounded view shares.
 type redisEventLogs struct {
-	conn                           *redisConn
-	appendS, record, after, snapsh *redis.Script
+	conn                  *redisConn
+	record, after, snapsh *redis.Script
 }
 
 type redisEventLog struct {
@@ -125,11 +119,10 @@ var _ EventLog = redisEventLog{}
 func newRedisEventLog(conn *redisConn) redisEventLog {
 	return redisEventLog{
 		redisEventLogs: &redisEventLogs{
-			conn:    conn,
-			appendS: redis.NewScript(eventAppendLua),
-			record:  redis.NewScript(eventRecordLua),
-			after:   redis.NewScript(eventAfterLua),
-			snapsh:  redis.NewScript(eventSnapshotLua),
+			conn:   conn,
+			record: redis.NewScript(eventRecordLua),
+			after:  redis.NewScript(eventAfterLua),
+			snapsh: redis.NewScript(eventSnapshotLua),
 		},
 		o: EventLogOptions{}.withDefaults(),
 	}
@@ -143,18 +136,6 @@ func (l redisEventLog) keys(agent, taskID string) []string {
 	ref := Ref{Kind: RefTask, ID: taskID}
 	k := l.conn.keys
 	return []string{k.refTagged(eventLogFamily, agent, ref), k.refTagged(eventIDsFamily, agent, ref), k.refTagged(eventSnapshotFamily, agent, ref)}
-}
-
-func (l redisEventLog) Append(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time) (int64, bool, error) {
-	res, err := l.appendS.Run(ctx, l.conn.client, l.keys(agent, taskID),
-		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds()).Int64Slice()
-	if err != nil {
-		return 0, false, l.conn.fail("event log append", err)
-	}
-	if len(res) != 2 {
-		return 0, false, fmt.Errorf("store: event log append: unexpected reply %v", res)
-	}
-	return res[0], res[1] == 1, nil
 }
 
 func (l redisEventLog) After(ctx context.Context, agent, taskID, id string, limit int) ([]LoggedEvent, bool, error) {
@@ -236,7 +217,7 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 	if live > 0 {
 		liveMS = liveMillis(live)
 	}
-	res, err := l.record.Run(ctx, l.conn.client, l.recordKeys(agent, taskID),
+	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID),
 		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS).Slice()
 	if err != nil {
 		return Recorded{}, l.conn.fail("event log record", err)

@@ -348,7 +348,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleSaveScript, scripts) {
+	for i, cmd := range evalPiped(ctx, r.conn, lifecycleSaveScript, scripts) {
 		c := calls[i]
 		// The script replies 0 when the stored revision was not the
 		// expected one; Int64 gives 0 with an error too.
@@ -372,7 +372,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalPipelined(ctx, r.conn.client, lifecycleIndexScript, scripts) {
+	for i, cmd := range evalPiped(ctx, r.conn, lifecycleIndexScript, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,12 +39,15 @@ func (r *redisDeliveryLog) Add(ctx context.Context, agent, taskID string, a Task
 	b, _ := json.Marshal(taskAttemptJSON{Endpoint: a.Endpoint, ID: a.ID, At: a.At.UnixNano(), Status: a.Status, Latency: int64(a.Latency), Err: a.Err,
 		RetryAt: timeUnixNano(a.RetryAt)})
 	key := r.key(agent, taskID)
-	_, err := r.conn.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, key, b)
-		p.LTrim(ctx, key, -MaxTaskAttempts, -1)
-		p.Expire(ctx, key, TaskAttemptRetention)
-		return nil
+	// Every delivery adds an entry, so the adds share pipelines with the
+	// delivery's other calls.
+	var cmds [3]redis.Cmder
+	err := r.conn.piped(ctx, func(ctx context.Context, p redis.Pipeliner) {
+		cmds = [3]redis.Cmder{p.RPush(ctx, key, b), p.LTrim(ctx, key, -MaxTaskAttempts, -1), p.Expire(ctx, key, TaskAttemptRetention)}
 	})
+	if err == nil {
+		err = cmp.Or(cmds[0].Err(), cmds[1].Err(), cmds[2].Err())
+	}
 	return r.conn.fail("delivery log add", err)
 }
 

@@ -20,7 +20,7 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 	ctx := context.Background()
 	client := redistest.Start(b).Client(b)
 	r := NewRedis(client, Options{}).(*redisStore).delivery
-	scripts := map[string]string{"head": deliveryHeadLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadLua}
+	scripts := map[string]string{"head": deliveryAckHeadsLua, "enqueue": deliveryEnqueueLua, "ack": deliveryAckHeadsLua}
 	var lib strings.Builder
 	lib.WriteString("#!lua name=bench_delivery\n")
 	for name, src := range scripts {
@@ -42,12 +42,12 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 	for _, mode := range []string{"evalsha", "fcall"} {
 		run := modes[mode]
 		b.Run("head/"+mode, func(b *testing.B) {
-			if _, err := r.Enqueue(ctx, Delivery{ID: "e0", Endpoint: "acme:agent:t1:cfg", TaskID: "t1", Payload: []byte("payload")}); err != nil {
-				b.Fatal(err)
+			if _, errs := r.EnqueueAll(ctx, []Delivery{{ID: "e0", Endpoint: "acme:agent:t1:cfg", TaskID: "t1", Payload: []byte("payload")}}); errs[0] != nil {
+				b.Fatal(errs[0])
 			}
 			resetStats(b, client)
 			for b.Loop() {
-				if err := run("head", r.head, k.args(time.Now())); err != nil && err != redis.Nil {
+				if err := run("head", r.ackHeads, k.args(time.Now(), millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead)); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
 			}
@@ -63,10 +63,10 @@ func BenchmarkDeliveryScriptCalls(b *testing.B) {
 				if err := run("enqueue", r.enqueue, k.args(now, id, "t1", now.UnixNano(), "payload", MaxQueueLength, millis(DeliveryIDRetention))); err != nil {
 					b.Fatal(err)
 				}
-				if err := run("ack", r.ackHead, k.args(now, "e0", millis(DeliveryIDRetention), "")); err != nil && err != redis.Nil {
+				if err := run("ack", r.ackHeads, k.args(now, millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead, "e0")); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
-				if err := run("ack", r.ackHead, k.args(now, id, millis(DeliveryIDRetention), "")); err != nil && err != redis.Nil {
+				if err := run("ack", r.ackHeads, k.args(now, millis(DeliveryIDRetention), "", 1, MaxHeadBytesPerRead, id)); err != nil && err != redis.Nil {
 					b.Fatal(err)
 				}
 			}

@@ -32,6 +32,7 @@ func RunDelivery(t *testing.T, newStore NewStore) {
 		{"DisableEndpoint", testDeliveryDisable},
 		{"ClaimExclusivity", testDeliveryClaim},
 		{"HeadWithClaimAndAck", testDeliveryHead},
+		{"AckHeadsBatch", testDeliveryAckHeads},
 		{"EnqueueAll", testDeliveryEnqueueAll},
 		{"EnqueueClaim", testDeliveryEnqueueClaim},
 		{"LeaseExpires", testDeliveryLeaseExpiry},
@@ -69,7 +70,7 @@ func dNew(endpoint, id string, i int) store.Delivery {
 
 func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 	t.Helper()
-	queued, err := s.Enqueue(context60(t), d)
+	queued, err := EnqueueOne(context60(t), s, d)
 	if err != nil {
 		t.Fatalf("Enqueue(%q, %q): %v", d.Endpoint, d.ID, err)
 	}
@@ -80,7 +81,7 @@ func dEnqueue(t *testing.T, s store.DeliveryStore, d store.Delivery) bool {
 // which must be id.
 func dHeadAttempts(t *testing.T, s store.DeliveryStore, endpoint, id string) []store.Attempt {
 	t.Helper()
-	d, atts, ok, err := s.Head(context60(t), endpoint)
+	d, atts, ok, err := ReadHead(context60(t), s, endpoint)
 	if err != nil || !ok || d.ID != id {
 		t.Fatalf("Head(%q) = %q, %v, %v; want %q", endpoint, d.ID, ok, err, id)
 	}
@@ -89,7 +90,7 @@ func dHeadAttempts(t *testing.T, s store.DeliveryStore, endpoint, id string) []s
 
 func dHead(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery, bool) {
 	t.Helper()
-	d, _, ok, err := s.Head(context60(t), endpoint)
+	d, _, ok, err := ReadHead(context60(t), s, endpoint)
 	if err != nil {
 		t.Fatalf("Head(%q): %v", endpoint, err)
 	}
@@ -98,7 +99,7 @@ func dHead(t *testing.T, s store.DeliveryStore, endpoint string) (store.Delivery
 
 func dAck(t *testing.T, s store.DeliveryStore, endpoint, id string) {
 	t.Helper()
-	if _, _, _, err := s.AckHead(context60(t), endpoint, id, ""); err != nil {
+	if _, err := s.AckHeads(context60(t), endpoint, []string{id}, "", 1); err != nil {
 		t.Fatalf("AckHead(%q, %q): %v", endpoint, id, err)
 	}
 }
@@ -257,7 +258,7 @@ func testDeliveryConcurrentEnqueue(t *testing.T, h harness) {
 	errs := make([]error, callers)
 	ctx := context60(t)
 	for i := range callers {
-		wg.Go(func() { results[i], errs[i] = s.Enqueue(ctx, dNew("ep", "contended", 0)) })
+		wg.Go(func() { results[i], errs[i] = EnqueueOne(ctx, s, dNew("ep", "contended", 0)) })
 	}
 	wg.Wait()
 	n := 0
@@ -284,7 +285,7 @@ func testDeliveryAckOnlyHead(t *testing.T, h harness) {
 		dEnqueue(t, s, dNew("ep", id, i))
 	}
 	for _, id := range []string{"second", "third"} {
-		if _, _, _, err := s.AckHead(ctx, "ep", id, ""); !errors.Is(err, store.ErrNotHead) {
+		if _, err := s.AckHeads(ctx, "ep", []string{id}, "", 1); !errors.Is(err, store.ErrNotHead) {
 			t.Fatalf("AckHead(%q) behind the head: %v, want ErrNotHead", id, err)
 		}
 		if err := s.DeadLetter(ctx, "ep", id, "r", nil); !errors.Is(err, store.ErrNotHead) {
@@ -337,7 +338,7 @@ func testDeliveryAttempts(t *testing.T, h harness) {
 		t.Errorf("RecordAttempt of an id not queued: %v, want ErrNotFound", err)
 	}
 	dAck(t, s, "ep", "a")
-	if _, atts, found, err := s.Head(ctx, "ep"); err != nil || found || len(atts) != 0 {
+	if _, atts, found, err := ReadHead(ctx, s, "ep"); err != nil || found || len(atts) != 0 {
 		t.Errorf("attempts after the ack = %v, %v; want none", atts, err)
 	}
 	if err := s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)); !errors.Is(err, store.ErrNotFound) {
@@ -464,7 +465,7 @@ func testDeliveryDisable(t *testing.T, h harness) {
 	if _, ok := dHead(t, s, "ep"); ok {
 		t.Fatal("a disabled endpoint still has queued deliveries")
 	}
-	if _, err := s.Enqueue(ctx, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
+	if _, err := EnqueueOne(ctx, s, dNew("ep", "later", 5)); !errors.Is(err, store.ErrEndpointDisabled) {
 		t.Fatalf("Enqueue to a disabled endpoint: %v, want ErrEndpointDisabled", err)
 	}
 	if eps := dEndpoints(t, s, 10); slices.Contains(eps, "ep") || !slices.Contains(eps, "other") {
@@ -554,8 +555,8 @@ func testDeliveryClaim(t *testing.T, h harness) {
 	}
 }
 
-// testDeliveryHead: ClaimHead, Head and AckHead answer with the head and
-// its attempt log, and an AckHead that empties the queue gives the lease
+// testDeliveryHead: ClaimHead and AckHeads answer with the head and
+// its attempt log, and an AckHeads that empties the queue gives the lease
 // back.
 func testDeliveryHead(t *testing.T, h harness) {
 	s := h.delivery(t)
@@ -593,11 +594,14 @@ func testDeliveryHead(t *testing.T, h harness) {
 		return head{d, atts, ok}
 	}
 	ack := func(id, holder string) (head, error) {
-		d, atts, ok, err := s.AckHead(ctx, ep, id, holder)
-		return head{d, atts, ok}, err
+		next, err := s.AckHeads(ctx, ep, []string{id}, holder, 1)
+		if len(next) == 0 {
+			return head{}, err
+		}
+		return head{next[0].Delivery, next[0].Attempts, true}, err
 	}
 
-	d, atts, ok, err := s.Head(ctx, ep)
+	d, atts, ok, err := ReadHead(ctx, s, ep)
 	want(t, "Head of no queue", head{d, atts, ok}, err, -1, nil)
 	for i := range 3 {
 		dEnqueue(t, s, dNew(ep, fmt.Sprint("e", i), i))
@@ -610,7 +614,7 @@ func testDeliveryHead(t *testing.T, h harness) {
 	if h := claim(t, "w2", false); h.ok {
 		t.Fatalf("a refused claim read the head %q", h.d.ID)
 	}
-	d, atts, ok, err = s.Head(ctx, ep)
+	d, atts, ok, err = ReadHead(ctx, s, ep)
 	want(t, "Head", head{d, atts, ok}, err, 0, []store.Attempt{failed})
 
 	h1, err := ack("e0", "w1")
@@ -637,6 +641,62 @@ func testDeliveryHead(t *testing.T, h harness) {
 	claim(t, "w4", false)
 	if n, _, err := s.Backlog(ctx); err != nil || n != 0 {
 		t.Fatalf("backlog %d, %v; want 0", n, err)
+	}
+}
+
+// testDeliveryAckHeads: AckHeads removes several heads in one call, in
+// order, reads up to its limit of heads after them, stops at a delivery
+// queued behind the head keeping the removals before it, skips ids
+// acknowledged before, and gives the lease back when the queue empties.
+func testDeliveryAckHeads(t *testing.T, h harness) {
+	s := h.delivery(t)
+	ctx := context60(t)
+	const ep = "acme:agent:t1:cfg"
+	heads := func(what string, got []store.Queued, err error, want ...int) {
+		t.Helper()
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%s: %d heads, %v; want %d", what, len(got), err, len(want))
+		}
+		for i, w := range want {
+			dAssertDelivery(t, fmt.Sprintf("%s: head %d", what, i), got[i].Delivery, dNew(ep, fmt.Sprint("e", w), w))
+		}
+	}
+	for i := range 6 {
+		dEnqueue(t, s, dNew(ep, fmt.Sprint("e", i), i))
+	}
+	failed := dAttempt(0, true)
+	if err := s.RecordAttempt(ctx, ep, "e2", failed); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.ClaimEndpoint(ctx, ep, "w1", time.Hour); err != nil || !ok {
+		t.Fatalf("ClaimEndpoint = %v, %v", ok, err)
+	}
+	got, err := s.AckHeads(ctx, ep, nil, "w1", 3)
+	heads("AckHeads of none", got, err, 0, 1, 2)
+	dAssertAttempts(t, "attempts of e2", got[2].Attempts, []store.Attempt{failed})
+	got, err = s.AckHeads(ctx, ep, []string{"e0", "e1"}, "w1", 2)
+	heads("AckHeads(e0, e1)", got, err, 2, 3)
+	if _, err := s.AckHeads(ctx, ep, []string{"e1", "e2", "e4"}, "w1", 1); !errors.Is(err, store.ErrNotHead) {
+		t.Fatalf("AckHeads past the head: %v, want ErrNotHead", err)
+	}
+	got, err = s.AckHeads(ctx, ep, []string{"e2"}, "w1", store.MaxHeadsPerRead)
+	heads("AckHeads(e2) again", got, err, 3, 4, 5)
+	if n, _, err := s.Depth(ctx, ep); err != nil || n != 3 {
+		t.Fatalf("depth %d, %v; want 3", n, err)
+	}
+	got, err = s.AckHeads(ctx, ep, []string{"e3", "e4", "e5"}, "w1", 1)
+	heads("AckHeads(e3, e4, e5)", got, err)
+	if ok, err := s.ClaimEndpoint(ctx, ep, "w2", time.Hour); err != nil || !ok {
+		t.Fatalf("ClaimEndpoint of the emptied queue = %v, %v; want the lease given back", ok, err)
+	}
+	// A read stops before the payload it holds passes MaxHeadBytesPerRead.
+	for i := range 2 {
+		d := dNew("big", fmt.Sprint("b", i), i)
+		d.Payload = bytes.Repeat([]byte{'x'}, store.MaxHeadBytesPerRead*2/3)
+		dEnqueue(t, s, d)
+	}
+	if got, err := s.AckHeads(ctx, "big", nil, "", 2); err != nil || len(got) != 1 {
+		t.Fatalf("AckHeads of two large heads: %d heads, %v; want 1", len(got), err)
 	}
 }
 
@@ -904,7 +964,7 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		{"time before 1970", store.Delivery{ID: "i", Endpoint: "ep", TaskID: "t", Enqueued: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tc := range bad {
-		if _, err := s.Enqueue(ctx, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
+		if _, err := EnqueueOne(ctx, s, tc.d); !errors.Is(err, store.ErrInvalidArgument) {
 			t.Errorf("Enqueue(%s): %v, want ErrInvalidArgument", tc.name, err)
 		}
 	}
@@ -915,13 +975,19 @@ func testDeliveryArguments(t *testing.T, h harness) {
 		"Claim zero ttl":           func() error { _, err := s.ClaimEndpoint(ctx, "ep", "h", 0); return err }(),
 		"Claim empty holder":       func() error { _, err := s.ClaimEndpoint(ctx, "ep", "", time.Second); return err }(),
 		"Release empty holder":     s.ReleaseEndpoint(ctx, "ep", "", time.Time{}),
-		"AckHead empty id":         func() error { _, _, _, err := s.AckHead(ctx, "ep", "", ""); return err }(),
-		"Head long endpoint":       func() error { _, _, _, err := s.Head(ctx, long); return err }(),
+		"AckHead empty id":         func() error { _, err := s.AckHeads(ctx, "ep", []string{""}, "", 1); return err }(),
+		"Head long endpoint":       func() error { _, _, _, err := ReadHead(ctx, s, long); return err }(),
 		"Attempt negative latency": s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Latency: -1}),
 		"Attempt bad status":       s.RecordAttempt(ctx, "ep", "i", store.Attempt{At: dTime(0), Status: 1000}),
-		"Head empty endpoint":      func() error { _, _, _, err := s.Head(ctx, ""); return err }(),
+		"Head empty endpoint":      func() error { _, _, _, err := ReadHead(ctx, s, ""); return err }(),
 		"ClaimHead zero ttl":       func() error { _, _, _, _, err := s.ClaimHead(ctx, "ep", "h", 0); return err }(),
-		"AckHead long holder":      func() error { _, _, _, err := s.AckHead(ctx, "ep", "i", long); return err }(),
+		"AckHead long holder":      func() error { _, err := s.AckHeads(ctx, "ep", []string{"i"}, long, 1); return err }(),
+		"AckHeads zero limit":      func() error { _, err := s.AckHeads(ctx, "ep", nil, "", 0); return err }(),
+		"AckHeads limit too large": func() error { _, err := s.AckHeads(ctx, "ep", nil, "", store.MaxHeadsPerRead+1); return err }(),
+		"AckHeads too many ids": func() error {
+			_, err := s.AckHeads(ctx, "ep", make([]string, store.MaxHeadsPerRead+1), "", 1)
+			return err
+		}(),
 		"EnqueueClaim no holder": func() error {
 			_, _, _, _, err := s.EnqueueClaim(ctx, dNew("ep", "i", 0), "", time.Second)
 			return err
@@ -949,7 +1015,7 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		t.Fatal(err)
 	}
 	ops := map[string]func(context.Context) error{
-		"Enqueue":       func(ctx context.Context) error { _, err := s.Enqueue(ctx, dNew("ep", "b", 0)); return err },
+		"Enqueue":       func(ctx context.Context) error { _, err := EnqueueOne(ctx, s, dNew("ep", "b", 0)); return err },
 		"DeadLetter":    func(ctx context.Context) error { return s.DeadLetter(ctx, "ep", "a", "r", nil) },
 		"RecordAttempt": func(ctx context.Context) error { return s.RecordAttempt(ctx, "ep", "a", dAttempt(0, false)) },
 		"Endpoints":     func(ctx context.Context) error { _, err := s.Endpoints(ctx, 1); return err },
@@ -961,12 +1027,12 @@ func testDeliveryClosed(t *testing.T, h harness) {
 		"Disable":       func(ctx context.Context) error { _, err := s.DisableEndpoint(ctx, "ep", "r"); return err },
 		"Claim":         func(ctx context.Context) error { _, err := s.ClaimEndpoint(ctx, "ep", "h", time.Second); return err },
 		"Release":       func(ctx context.Context) error { return s.ReleaseEndpoint(ctx, "ep", "h", time.Time{}) },
-		"Head":          func(ctx context.Context) error { _, _, _, err := s.Head(ctx, "ep"); return err },
+		"Head":          func(ctx context.Context) error { _, _, _, err := ReadHead(ctx, s, "ep"); return err },
 		"ClaimHead": func(ctx context.Context) error {
 			_, _, _, _, err := s.ClaimHead(ctx, "ep", "h", time.Second)
 			return err
 		},
-		"AckHead": func(ctx context.Context) error { _, _, _, err := s.AckHead(ctx, "ep", "a", "h"); return err },
+		"AckHead": func(ctx context.Context) error { _, err := s.AckHeads(ctx, "ep", []string{"a"}, "h", 1); return err },
 		"EnqueueAll": func(ctx context.Context) error {
 			_, errs := s.EnqueueAll(ctx, []store.Delivery{dNew("ep", "b", 0)})
 			return errs[0]
@@ -981,4 +1047,19 @@ func testDeliveryClosed(t *testing.T, h harness) {
 			t.Errorf("%s on a closed store: %v, want ErrUnavailable", name, err)
 		}
 	}
+}
+
+// ReadHead reads the head of ep's queue and its attempt log.
+func ReadHead(ctx context.Context, s store.DeliveryStore, ep string) (store.Delivery, []store.Attempt, bool, error) {
+	next, err := s.AckHeads(ctx, ep, nil, "", 1)
+	if err != nil || len(next) == 0 {
+		return store.Delivery{}, nil, false, err
+	}
+	return next[0].Delivery, next[0].Attempts, true, nil
+}
+
+// EnqueueOne enqueues d alone.
+func EnqueueOne(ctx context.Context, s store.DeliveryStore, d store.Delivery) (bool, error) {
+	queued, errs := s.EnqueueAll(ctx, []store.Delivery{d})
+	return queued[0], errs[0]
 }

@@ -39,7 +39,7 @@ func runEventRecord(t *testing.T, h harness) {
 			t.Fatalf("duplicate Record = %+v, %v; want seq 1, not added, two configs", r, err)
 		}
 		// Record and Append number the same log.
-		if seq, added, err := el.Append(ctx, agent, task, "ev-1", []byte(`{}`), time.Now()); err != nil || !added || seq != 2 {
+		if seq, added, err := appendEvent(ctx, el, agent, task, "ev-1", []byte(`{}`), time.Now()); err != nil || !added || seq != 2 {
 			t.Fatalf("Append after Record = %d, %v, %v; want 2, added", seq, added, err)
 		}
 		if r, err := el.Record(ctx, "demo", "no-configs", "ev-0", []byte(`{}`), time.Now(), 0); err != nil || r.Seq != 1 || len(r.Configs) != 0 {

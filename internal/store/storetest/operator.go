@@ -62,7 +62,7 @@ func RunOperator(t *testing.T, newStore NewStore) {
 		ctx := context60(t)
 		q := s.Delivery()
 		for _, id := range []string{"a", "b"} {
-			if _, err := q.Enqueue(ctx, store.Delivery{ID: id, Endpoint: "ep", TaskID: "t1", Payload: []byte("{}")}); err != nil {
+			if _, err := EnqueueOne(ctx, q, store.Delivery{ID: id, Endpoint: "ep", TaskID: "t1", Payload: []byte("{}")}); err != nil {
 				t.Fatal(err)
 			}
 			if err := q.DeadLetter(ctx, "ep", id, "gave up", nil); err != nil {
