@@ -57,10 +57,13 @@ type Received struct {
 	// Op is what package a2a read from the request; zero for card fetches.
 	Op         a2a.Operation
 	HTTPMethod string
-	Path       string
-	Header     http.Header
-	Body       []byte
-	At         time.Time
+	// Path is the URL path, or for a gRPC call its full method name
+	// ("/lf.a2a.v1.A2AService/SendMessage"); Header then holds its metadata
+	// and Body the request message in the protobuf encoding.
+	Path   string
+	Header http.Header
+	Body   []byte
+	At     time.Time
 }
 
 // Agent is the demo agent. It is an http.Handler serving every binding on
@@ -73,6 +76,7 @@ type Agent struct {
 	log       *slog.Logger
 	client    *http.Client
 	baseURL   atomic.Pointer[string]
+	grpcAddr  atomic.Pointer[string]
 
 	// ctx ends with Close; it bounds every runner, push and stream.
 	ctx  context.Context
@@ -146,7 +150,11 @@ func (a *Agent) ResetRequests() {
 }
 
 func (a *Agent) record(r *http.Request, op *a2a.Operation, body []byte) {
-	rec := Received{HTTPMethod: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}
+	a.keep(Received{HTTPMethod: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}, op)
+}
+
+// keep records rec with the operation read from it, if any.
+func (a *Agent) keep(rec Received, op *a2a.Operation) {
 	if op != nil {
 		rec.Op = *op
 	}
