@@ -116,6 +116,9 @@ func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 		Security:     cs.security,
 		Signer:       cs.signer,
 	}
+	if g := a.Config().GRPC; g != nil {
+		o.GRPCAddress = g.PublicAddress
+	}
 	if cs.push && !a.Config().Push.ForwardConfigs {
 		// The gateway's relay serves push for every agent it fronts.
 		on := true
