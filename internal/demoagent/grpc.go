@@ -10,15 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
 )
@@ -116,6 +116,7 @@ func (a *Agent) grpcCall(ctx context.Context, v a2a.Version, want a2a.Method, re
 		return nil, grpcError(v, a2a.ErrInvalidParams.WithMessage("the request could not be read"))
 	}
 	op, e := a2a.ClassifyREST(f.method, f.path, query, body, v, true)
+	op.Binding = a2a.BindingGRPC
 	a.keep(rec, op)
 	if e == nil && op.Method != want || e != nil && e.Code == a2a.ErrMethodNotFound.Code {
 		e = errResourceName
@@ -247,34 +248,13 @@ func (a *Agent) decodeResult(result any, out proto.Message, lenient bool) error 
 	return err
 }
 
-// errorInfoDomain is the google.rpc.ErrorInfo domain of A2A errors.
-const errorInfoDomain = "a2a-protocol.org"
-
-// grpcError is the gRPC status of an A2A error, with the ErrorInfo 1.0
-// defines; 0.3 defined the codes only.
+// grpcError is the gRPC status of an A2A error as the gateway sends it:
+// the 1.0 specification's code, with ErrorInfo for 1.0.
 func grpcError(v a2a.Version, e *a2a.Error) error {
-	st := grpcstatus.New(grpcCode(e), e.Message)
-	if v == a2a.V10 {
-		if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: e.Reason, Domain: errorInfoDomain}); err == nil {
-			st = d
-		}
+	code, msg, details := grpcwire.Status(v, e)
+	var st spb.Status
+	if details == nil || proto.Unmarshal(details, &st) != nil {
+		return grpcstatus.Error(code, msg)
 	}
-	return st.Err()
-}
-
-// grpcCode follows the error code table of the 1.0 specification for the
-// errors the agent raises.
-func grpcCode(e *a2a.Error) codes.Code {
-	switch e.Code {
-	case a2a.ErrTaskNotFound.Code:
-		return codes.NotFound
-	case a2a.ErrTaskNotCancelable.Code, a2a.ErrPushNotSupported.Code, a2a.ErrUnsupportedOperation.Code,
-		a2a.ErrExtendedCardNotConfigured.Code, a2a.ErrVersionNotSupported.Code:
-		return codes.FailedPrecondition
-	case a2a.ErrParse.Code, a2a.ErrInvalidRequest.Code, a2a.ErrInvalidParams.Code, a2a.ErrContentTypeUnsupported.Code:
-		return codes.InvalidArgument
-	case a2a.ErrMethodNotFound.Code:
-		return codes.Unimplemented
-	}
-	return codes.Internal
+	return grpcstatus.ErrorProto(&st)
 }

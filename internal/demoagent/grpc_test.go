@@ -136,7 +136,7 @@ func TestGRPC10SendIsVisibleOverJSONRPC(t *testing.T) {
 
 	reqs := e.agent.Requests()
 	first := reqs[0]
-	if first.Path != "/lf.a2a.v1.A2AService/SendMessage" || first.Op.Method != a2a.MethodSend || first.Op.Version != a2a.V10 ||
+	if first.Path != "/lf.a2a.v1.A2AService/SendMessage" || first.Op.Method != a2a.MethodSend || first.Op.Version != a2a.V10 || first.Op.Binding != a2a.BindingGRPC ||
 		first.Header.Get("Authorization") != "Bearer grpc-token" {
 		t.Fatalf("recorded %+v", first)
 	}
