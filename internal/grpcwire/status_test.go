@@ -75,7 +75,7 @@ func decodeDetails(t *testing.T, h http.Header) *status.Status {
 
 func TestWriteError(t *testing.T) {
 	rec := httptest.NewRecorder()
-	e := a2a.ErrRateLimited.WithMessage("budget 100% used: é").WithRetryAfter(1500 * time.Millisecond).WithHeader("X-Extra", "1")
+	e := a2a.ErrRateLimited.WithMessage("budget 100% used: é").WithRetryAfter(1500*time.Millisecond).WithHeader("X-Extra", "1")
 	WriteError(rec, a2a.V10, e)
 	h := rec.Result().Header
 	if rec.Code != http.StatusOK || h.Get("Content-Type") != "application/grpc" || rec.Body.Len() != 0 {
