@@ -21,7 +21,7 @@ func task10(t testing.TB) *a2a10.Task {
 		Status:    &a2a10.TaskStatus{State: a2a10.TaskState_TASK_STATE_WORKING, Message: agent, Timestamp: timestamppb.New(timestamppb.Now().AsTime().Truncate(1e3))},
 		Artifacts: []*a2a10.Artifact{{ArtifactId: "a-1", Name: "out", Parts: []*a2a10.Part{{Content: &a2a10.Part_Raw{Raw: []byte{0, 1, 2}}, MediaType: "application/octet-stream"}}}},
 		History:   []*a2a10.Message{message10(t)},
-		Metadata:  metadata(t),
+		Metadata:  testMetadata(t),
 	}
 }
 

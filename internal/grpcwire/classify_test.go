@@ -36,7 +36,7 @@ func mustJSON(t testing.TB, m proto.Message) []byte {
 	return b
 }
 
-func metadata(t testing.TB) *structpb.Struct {
+func testMetadata(t testing.TB) *structpb.Struct {
 	s, err := structpb.NewStruct(map[string]any{"trace": "abc", "n": 1.0})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func message10(t testing.TB) *a2a10.Message {
 	return &a2a10.Message{
 		MessageId: "m-1", ContextId: "ctx-1", TaskId: "task-1", Role: a2a10.Role_ROLE_USER,
 		Parts:            []*a2a10.Part{{Content: &a2a10.Part_Text{Text: "hello"}}},
-		Metadata:         metadata(t),
+		Metadata:         testMetadata(t),
 		Extensions:       []string{"https://example.com/ext"},
 		ReferenceTaskIds: []string{"ref-1", "ref-2"},
 	}
@@ -58,7 +58,7 @@ func message03(t testing.TB) *a2a03.Message {
 	return &a2a03.Message{
 		MessageId: "m-1", ContextId: "ctx-1", TaskId: "task-1", Role: a2a03.Role_ROLE_USER,
 		Content:    []*a2a03.Part{{Part: &a2a03.Part_Text{Text: "hello"}}},
-		Metadata:   metadata(t),
+		Metadata:   testMetadata(t),
 		Extensions: []string{"https://example.com/ext"},
 	}
 }
@@ -78,14 +78,14 @@ type restCase struct {
 func restCases(t testing.TB) []restCase {
 	push10 := &a2a10.TaskPushNotificationConfig{Url: "https://hooks.example.com/a", Token: "tok", Authentication: &a2a10.AuthenticationInfo{Scheme: "Bearer"}}
 	send10 := &a2a10.SendMessageRequest{
-		Tenant: "acme", Message: message10(t), Metadata: metadata(t),
+		Tenant: "acme", Message: message10(t), Metadata: testMetadata(t),
 		Configuration: &a2a10.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, TaskPushNotificationConfig: push10, HistoryLength: proto.Int32(3), ReturnImmediately: true},
 	}
 	stream10 := &a2a10.SendMessageRequest{Message: message10(t)}
 	pushSet10 := &a2a10.TaskPushNotificationConfig{Tenant: "acme", Id: "cfg-1", TaskId: "task-1", Url: "https://hooks.example.com/b", Token: "t2"}
 	push03 := &a2a03.PushNotificationConfig{Id: "cfg-1", Url: "https://hooks.example.com/c", Authentication: &a2a03.AuthenticationInfo{Schemes: []string{"Bearer"}}}
 	send03 := &a2a03.SendMessageRequest{
-		Request: message03(t), Metadata: metadata(t),
+		Request: message03(t), Metadata: testMetadata(t),
 		Configuration: &a2a03.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, PushNotification: push03, HistoryLength: 2, Blocking: true},
 	}
 	pushSet03 := &a2a03.CreateTaskPushNotificationConfigRequest{

@@ -151,7 +151,7 @@ func TestStrictAcceptsGeneratedEncodings(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-	task := &a2a10.Task{Id: "t", Metadata: metadata(t), History: []*a2a10.Message{message10(t)}}
+	task := &a2a10.Task{Id: "t", Metadata: testMetadata(t), History: []*a2a10.Message{message10(t)}}
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(task)
 	if err := checkWire(b, task.ProtoReflect().Descriptor()); err != nil {
 		t.Error(err)
