@@ -33,6 +33,8 @@ type Agent struct {
 	pools              [2]*http.Transport
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
+	// grpc reaches the agent's gRPC service; nil without a grpc section.
+	grpc *grpcUpstream
 }
 
 // newAgent builds an Agent with its own connection pools.
@@ -83,6 +85,7 @@ func (a *Agent) close() {
 	for _, p := range a.pools {
 		p.CloseIdleConnections()
 	}
+	a.grpc.close()
 }
 
 // newTransport is an agent's connection pool. Each agent has its own, so

@@ -65,6 +65,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		}
 		headersLate = time.AfterFunc(wait, func() { cancelCause(context.DeadlineExceeded) })
 	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		return g.forwardGRPC(w, r, s, clientCtx, ctx, headersLate)
+	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery).String(), bytes.NewReader(s.Body))
 	if err != nil {
 		return fmt.Errorf("build upstream request: %w", err)

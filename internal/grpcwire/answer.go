@@ -3,6 +3,7 @@ package grpcwire
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -89,6 +90,10 @@ func EncodeRequest(v a2a.Version, m a2a.Method, params []byte) ([]byte, error) {
 	op, e := a2a.ClassifyRPC(body, v, true)
 	if e != nil {
 		return nil, fmt.Errorf("grpcwire: params of %s: %w", m, e)
+	}
+	if strings.Contains(op.TaskID, "/") || strings.Contains(op.PushConfigID, "/") {
+		// A resource name could not say where the id ends.
+		return nil, fmt.Errorf("grpcwire: an id with a slash has no 0.3 resource name")
 	}
 	task := "tasks/" + op.TaskID
 	switch req := req.(type) {

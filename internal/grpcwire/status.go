@@ -19,14 +19,18 @@ import (
 )
 
 // statusCodes is the one table of gRPC status codes of the gateway's
-// errors: the A2A errors as the 1.0 specification maps them (section 5.4),
-// then the gateway's own. ReadStatus reads an agent's status without
-// ErrorInfo by the first A2A error of its code, so each code's row that
-// stands for it comes first.
+// errors: the protocol's (the A2A errors as the 1.0 specification maps
+// them in section 5.4, the JSON-RPC ones by meaning), then the gateway's
+// own. An agent's status without ErrorInfo is read as the first protocol
+// error of its code (codeError), so the error a code stands for comes
+// first among those of that code.
 var statusCodes = []struct {
 	err  *a2a.Error
 	code codes.Code
 }{
+	// An agent's bare INVALID_ARGUMENT and INTERNAL are these.
+	{a2a.ErrInvalidParams, codes.InvalidArgument},
+	{a2a.ErrInternal, codes.Internal},
 	{a2a.ErrTaskNotFound, codes.NotFound},
 	{a2a.ErrTaskNotCancelable, codes.FailedPrecondition},
 	{a2a.ErrPushNotSupported, codes.FailedPrecondition},
@@ -35,12 +39,10 @@ var statusCodes = []struct {
 	{a2a.ErrInvalidAgentResponse, codes.Internal},
 	{a2a.ErrExtendedCardNotConfigured, codes.FailedPrecondition},
 	{a2a.ErrVersionNotSupported, codes.FailedPrecondition},
-	// The JSON-RPC errors, by their meaning.
-	{a2a.ErrInvalidParams, codes.InvalidArgument},
+	// The other JSON-RPC errors, by their meaning.
 	{a2a.ErrParse, codes.InvalidArgument},
 	{a2a.ErrInvalidRequest, codes.InvalidArgument},
 	{a2a.ErrMethodNotFound, codes.Unimplemented},
-	{a2a.ErrInternal, codes.Internal},
 	// The gateway's own.
 	{a2a.ErrUnauthenticated, codes.Unauthenticated},
 	{a2a.ErrPermissionDenied, codes.PermissionDenied},
@@ -155,11 +157,23 @@ func encodeMessage(s string) string {
 	return b.String()
 }
 
+// codeError is the protocol error an agent's status code stands for: the
+// first of the table's errors an agent may answer with (a2a.AgentError),
+// INTERNAL's for a code none has.
+func codeError(c codes.Code) *a2a.Error {
+	for _, row := range statusCodes {
+		if row.code == c && a2a.AgentError(row.err.Code).Code == row.err.Code {
+			return row.err
+		}
+	}
+	return a2a.ErrInternal
+}
+
 // ReadStatus reads an agent's status, from the trailers of its answer or
 // the headers of a trailers-only one, into the A2A error code it stands
 // for: the reason of an a2a-protocol.org ErrorInfo in
 // grpc-status-details-bin when there is one, else the A2A error of the
-// status code (INTERNAL's for a code that names none). ok is false for
+// status code (codeError). ok is false for
 // status OK. An answer without a status, with a malformed one, or whose
 // details disagree with grpc-status (another code, two reasons) is an
 // error: the gateway cannot tell what the agent meant.
@@ -187,12 +201,7 @@ func ReadStatus(h http.Header) (code int, ok bool, err error) {
 			}
 		}
 	}
-	for _, row := range statusCodes {
-		if row.code == status {
-			return row.err.Code, true, nil
-		}
-	}
-	return a2a.ErrInternal.Code, true, nil
+	return codeError(status).Code, true, nil
 }
 
 // readDetails reads the A2A ErrorInfo reason of grpc-status-details-bin

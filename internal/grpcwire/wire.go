@@ -121,7 +121,10 @@ func FormatTimeout(d time.Duration) string {
 	const max = 99999999
 	for i := len(timeoutUnits) - 1; i >= 0; i-- {
 		u := timeoutUnits[i]
-		n := (d + u.d - 1) / u.d
+		n := d / u.d
+		if d%u.d != 0 {
+			n++
+		}
 		if n <= max {
 			return strconv.FormatInt(int64(n), 10) + string(u.unit)
 		}
