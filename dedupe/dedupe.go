@@ -389,9 +389,12 @@ func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation 
 func fingerprint(op *a2a.Operation, body []byte) (string, error) {
 	var canon []byte
 	var err error
-	if op.Binding == a2a.BindingJSONRPC {
+	switch op.Binding {
+	case a2a.BindingJSONRPC:
 		canon, err = canonicalParams(body)
-	} else {
+	case a2a.BindingGRPC:
+		canon, err = canonicalGRPC(op.Version, body)
+	default:
 		canon, err = canonicalValue(body)
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
@@ -103,7 +104,8 @@ func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.R
 }
 
 // SetTenant makes the upstream request carry tenant as its A2A 1.0 routing
-// tenant: the path prefix on REST, params.tenant on JSON-RPC. It replaces
+// tenant: the path prefix on REST, params.tenant on JSON-RPC, the request
+// message's tenant field on gRPC. It replaces
 // whatever tenant the caller named. On JSON-RPC the new value is spliced
 // into the body as sent: every other member, and the order, escapes and
 // white space around it, keep their bytes.
@@ -118,6 +120,14 @@ func (s *Scope) SetTenant(tenant string) error {
 		}
 		s.relPath = base + "/" + url.PathEscape(tenant) + rest
 		s.Op.Tenant = tenant
+		return nil
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		body, err := grpcwire.SetTenant(s.Op.Version, s.Op.Method, s.Body, tenant)
+		if err != nil {
+			return err
+		}
+		s.Body, s.Op.Tenant = body, tenant
 		return nil
 	}
 	value, err := json.Marshal(tenant)

@@ -141,12 +141,16 @@ func TestGRPCOperations(t *testing.T) {
 		if events, err := recvAll(t, sub); err != nil || len(events) != 1 {
 			t.Fatalf("subscribe: %v %v", events, err)
 		}
-		canceled, err := e.c10.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: task.GetId()})
+		open, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("ops10-3", "auth")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		canceled, err := e.c10.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: open.GetTask().GetId()})
 		if err != nil || canceled.GetStatus().GetState() != a2a10.TaskState_TASK_STATE_CANCELED {
 			t.Fatalf("cancel: %v %v", canceled, err)
 		}
 		list, err := e.c10.ListTasks(ctx, &a2a10.ListTasksRequest{})
-		if err != nil || len(list.GetTasks()) != 2 {
+		if err != nil || len(list.GetTasks()) != 3 {
 			t.Fatalf("list: %v %v", list, err)
 		}
 	})
@@ -178,7 +182,11 @@ func TestGRPCOperations(t *testing.T) {
 		if events, err := recvAll(t, sub); err != nil || len(events) != 1 {
 			t.Fatalf("subscribe: %v %v", events, err)
 		}
-		canceled, err := e.c03.CancelTask(ctx, &a2a03.CancelTaskRequest{Name: "tasks/" + task.GetId()})
+		open, err := e.c03.SendMessage(ctx, &a2a03.SendMessageRequest{Request: msg03("ops03-3", "auth")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		canceled, err := e.c03.CancelTask(ctx, &a2a03.CancelTaskRequest{Name: "tasks/" + open.GetTask().GetId()})
 		if err != nil || canceled.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_CANCELLED {
 			t.Fatalf("cancel: %v %v", canceled, err)
 		}
