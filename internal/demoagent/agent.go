@@ -1,7 +1,8 @@
 // Package demoagent is a self-contained A2A agent: the upstream behind the
 // gateway's quickstart and integration tests. It speaks A2A 1.0, 0.3 and the
-// pre-0.2 tasks/send dialect over JSON-RPC and HTTP+JSON, and the first word
-// of each message picks a scenario that drives the task into any state.
+// pre-0.2 tasks/send dialect over JSON-RPC and HTTP+JSON, 1.0 and 0.3 over
+// gRPC (GRPCServer), and the first word of each message picks a scenario
+// that drives the task into any state.
 //
 // It accepts every caller and sends push notifications to any URL it is
 // given: it is a test and demo peer, never an exposed service.
