@@ -22,8 +22,12 @@ import (
 // that is left as its grpc-timeout.
 func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, clientCtx, ctx context.Context, headersLate *time.Timer) error {
 	up := s.Agent.grpc
+	path, ok := grpcwire.Path(s.Op.Version, s.Op.Method)
+	if !ok {
+		return fmt.Errorf("no gRPC method for %s in %s", s.Op.Method, s.Op.Version)
+	}
 	body := grpcwire.AppendMessage(make([]byte, 0, grpcPrefixBytes+len(s.Body)), s.Body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.url(r.URL.EscapedPath()), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.base+path, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build upstream request: %w", err)
 	}
