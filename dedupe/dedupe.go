@@ -318,6 +318,11 @@ func (d *Deduper) replay(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 		return a2a.ErrInternal
 	}
 	d.count(s, "replayed")
+	if s.Op.Binding == a2a.BindingGRPC {
+		w.Header().Set(ReplayHeader, "true")
+		proxy.WriteGRPCMessages(w, s.Op.Version, res.Body)
+		return nil
+	}
 	body := res.Body
 	if s.Op.Binding == a2a.BindingJSONRPC && !bytes.Equal(res.RPCID, s.Op.RPCID) && !s.Op.Method.Streaming() {
 		// Same answer, but addressed to the retry's request id.
@@ -351,6 +356,9 @@ func (d *Deduper) attach(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 	rec := &bufferWriter{header: http.Header{}}
 	if err := next(rec, r3, s3); err != nil {
 		return err
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		return attachGRPC(w, s, get, rec)
 	}
 	task := rec.buf.Bytes()
 	if s.Op.Binding == a2a.BindingJSONRPC {

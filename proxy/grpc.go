@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -173,4 +174,27 @@ func WriteGRPCMessages(w http.ResponseWriter, v a2a.Version, framed []byte) {
 	startGRPC(w, nil)
 	_, _ = w.Write(framed)
 	endGRPC(w, v, nil, nil)
+}
+
+// deriveGRPC is the request message of a call the gateway derives (see
+// Scope.Derive) from its JSON-RPC request. One that cannot be encoded is
+// an empty message, which names no task: the agent refuses it.
+func deriveGRPC(op *a2a.Operation, rpcRequest []byte) []byte {
+	var req struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(rpcRequest, &req) != nil {
+		return nil
+	}
+	msg, err := grpcwire.EncodeRequest(op.Version, op.Method, req.Params)
+	if err != nil {
+		return nil
+	}
+	return msg
+}
+
+// GRPCStreamStarted reports whether an answer's header starts a gRPC
+// stream of messages, rather than answering with a status alone.
+func GRPCStreamStarted(h http.Header) bool {
+	return isGRPCContentType(h) && h.Get("Grpc-Status") == ""
 }

@@ -54,9 +54,6 @@ func newGRPCUpstream(c config.Agent, l config.GRPCLimits) *grpcUpstream {
 	}
 }
 
-// url is the URL of a method path at the agent's gRPC service.
-func (u *grpcUpstream) url(escapedPath string) string { return u.base + escapedPath }
-
 func (u *grpcUpstream) close() {
 	if u != nil {
 		u.pool.CloseIdleConnections()

@@ -22,8 +22,12 @@ import (
 // that is left as its grpc-timeout.
 func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, clientCtx, ctx context.Context, headersLate *time.Timer) error {
 	up := s.Agent.grpc
+	path, ok := grpcwire.Path(s.Op.Version, s.Op.Method)
+	if !ok {
+		return fmt.Errorf("no gRPC method for %s in %s", s.Op.Method, s.Op.Version)
+	}
 	body := grpcwire.AppendMessage(make([]byte, 0, grpcPrefixBytes+len(s.Body)), s.Body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.url(r.URL.EscapedPath()), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.base+path, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build upstream request: %w", err)
 	}
@@ -42,7 +46,10 @@ func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, 
 	req.Header.Set("User-Agent", telemetry.ForwardedUserAgent(r.Header.Get("User-Agent")))
 	req.Header.Set("Content-Type", grpcwire.ContentType)
 	req.Header.Set("Te", "trailers")
-	if dl, ok := ctx.Deadline(); ok {
+	// The agent is told the caller's deadline even when the exchange
+	// outlives the caller (DetachFromClient), so it stops when its answer
+	// is no longer awaited.
+	if dl, ok := earliestDeadline(ctx, r.Context()); ok {
 		req.Header.Set("Grpc-Timeout", grpcwire.FormatTimeout(time.Until(dl)))
 	}
 	setForwarded(req, r, g.trusted)
@@ -72,6 +79,16 @@ func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, 
 		return g.relayGRPCStream(w, r, s, resp)
 	}
 	return g.relayGRPCUnary(w, clientCtx, s, resp)
+}
+
+// earliestDeadline is the earlier deadline of a and b, if either has one.
+func earliestDeadline(a, b context.Context) (time.Time, bool) {
+	da, oka := a.Deadline()
+	db, okb := b.Deadline()
+	if !oka || (okb && db.Before(da)) {
+		return db, okb
+	}
+	return da, oka
 }
 
 // grpcUpstreamError is upstreamError for a call whose caller set a

@@ -1,19 +1,28 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
@@ -28,9 +37,10 @@ type grpcEnv struct {
 	c10   a2a10.A2AServiceClient
 	c03   a2a03.A2AServiceClient
 	// addr is the gateway's gRPC listener.
-	addr string
-	stop context.CancelFunc
-	done chan error
+	addr     string
+	stop     context.CancelFunc
+	done     chan error
+	stopOnce sync.Once
 }
 
 func startGRPCEnv(t *testing.T, opts ...gwtest.Option) *grpcEnv {
@@ -56,12 +66,10 @@ func startGRPCEnv(t *testing.T, opts ...gwtest.Option) *grpcEnv {
 
 // shutdown stops the gateway's listeners, once, and waits for Serve.
 func (e *grpcEnv) shutdown() {
-	if e.stop == nil {
-		return
-	}
-	e.stop()
-	e.stop = nil
-	<-e.done
+	e.stopOnce.Do(func() {
+		e.stop()
+		<-e.done
+	})
 }
 
 // as is a call context carrying tenant's bearer token as metadata.
@@ -191,4 +199,298 @@ func TestGRPCOperations(t *testing.T) {
 			t.Fatalf("cancel: %v %v", canceled, err)
 		}
 	})
+}
+
+// TestGRPCMetadataBothWays: the caller's metadata reaches the agent without
+// its credentials and with the deadline left; the agent's headers and
+// trailers reach the caller by the allowlist only.
+func TestGRPCMetadataBothWays(t *testing.T) {
+	e := startGRPCEnv(t)
+	ctx := e.as(t, "acme", "cookie", "session=1", "x-trace-note", "kept")
+	deadline, _ := ctx.Deadline()
+	var hdr, trl metadata.MD
+	if _, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("md-1", "hi")}, grpc.Header(&hdr), grpc.Trailer(&trl)); err != nil {
+		t.Fatal(err)
+	}
+	md := e.agent.lastCall(t, "SendMessage")
+	for _, k := range []string{"authorization", "x-api-key", "cookie"} {
+		if v := md.Get(k); len(v) > 0 {
+			t.Errorf("the agent got the caller's %s: %q", k, v)
+		}
+	}
+	if got := md.Get("x-trace-note"); len(got) != 1 || got[0] != "kept" {
+		t.Errorf("the agent got x-trace-note %q, want the caller's", got)
+	}
+	e.agent.mu.Lock()
+	agentDeadline := e.agent.deadlines[len(e.agent.deadlines)-1]
+	e.agent.mu.Unlock()
+	// The caller's deadline (testTimeout) is half the gateway's request
+	// timeout: the agent must get the caller's, give or take the rounding
+	// of grpc-timeout, not the gateway's.
+	if agentDeadline.IsZero() || agentDeadline.After(deadline.Add(testTimeout/2)) {
+		t.Errorf("the agent's deadline %v is not the caller's %v", agentDeadline, deadline)
+	}
+	if got := hdr.Get("a2a-extensions"); len(got) != 1 {
+		t.Errorf("allowed header a2a-extensions not relayed: %v", hdr)
+	}
+	if got := hdr.Get("x-agent-secret"); len(got) != 0 {
+		t.Errorf("header outside the allowlist relayed: %q", got)
+	}
+	if got := trl.Get("x-a2a-extensions"); len(got) != 1 {
+		t.Errorf("allowed trailer x-a2a-extensions not relayed: %v", trl)
+	}
+	if got := trl.Get("x-agent-trailer"); len(got) != 0 {
+		t.Errorf("trailer outside the allowlist relayed: %q", got)
+	}
+}
+
+// TestGRPCErrors: the agent's errors reach the caller as the gateway's error
+// for the agent's code, never with its message or details; the gateway's
+// own refusals carry their status and ErrorInfo.
+func TestGRPCErrors(t *testing.T) {
+	e := startGRPCEnv(t)
+	for _, tc := range []struct {
+		name   string
+		call   func() error
+		code   codes.Code
+		reason string
+	}{
+		{"agent error 1.0", func() error {
+			_, err := e.c10.SendMessage(e.as(t, "acme"), &a2a10.SendMessageRequest{Message: msg10("err-1", "fail")})
+			return err
+		}, codes.FailedPrecondition, "TASK_NOT_CANCELABLE"},
+		{"agent error in a 1.0 stream", func() error {
+			st, err := e.c10.SendStreamingMessage(e.as(t, "acme"), &a2a10.SendMessageRequest{Message: msg10("err-2", "fail")})
+			if err != nil {
+				return err
+			}
+			_, err = recvAll(t, st)
+			return err
+		}, codes.FailedPrecondition, "TASK_NOT_CANCELABLE"},
+		{"agent error 0.3", func() error {
+			_, err := e.c03.SendMessage(e.as(t, "acme"), &a2a03.SendMessageRequest{Request: msg03("err-3", "fail")})
+			return err
+		}, codes.FailedPrecondition, ""},
+		{"no credential", func() error {
+			_, err := e.c10.GetTask(context.Background(), &a2a10.GetTaskRequest{Id: "gtask-1"})
+			return err
+		}, codes.Unauthenticated, "UNAUTHENTICATED"},
+		{"no credential, streaming", func() error {
+			st, err := e.c10.SubscribeToTask(context.Background(), &a2a10.SubscribeToTaskRequest{Id: "gtask-1"})
+			if err != nil {
+				return err
+			}
+			_, err = recvAll(t, st)
+			return err
+		}, codes.Unauthenticated, "UNAUTHENTICATED"},
+		{"unknown method", func() error {
+			return e.conn.Invoke(e.as(t, "acme"), "/lf.a2a.v1.A2AService/Nope", &a2a10.GetTaskRequest{}, &a2a10.Task{})
+		}, codes.Unimplemented, "METHOD_NOT_FOUND"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := wantCode(t, tc.call(), tc.code)
+			if strings.Contains(st.Message(), "agent-internal") || strings.Contains(st.Message(), "gtask-secret") {
+				t.Errorf("the agent's message reached the caller: %q", st.Message())
+			}
+			for _, d := range st.Details() {
+				if info, ok := d.(*errdetails.ErrorInfo); ok && len(info.GetMetadata()) > 0 && info.GetMetadata()["taskId"] != "" {
+					t.Errorf("the agent's details reached the caller: %v", info)
+				}
+			}
+			if tc.reason != "" {
+				info := errorInfo(t, st)
+				if info.GetReason() != tc.reason || info.GetDomain() != "a2a-protocol.org" {
+					t.Errorf("ErrorInfo %v, want reason %s", info, tc.reason)
+				}
+			}
+		})
+	}
+}
+
+func errorInfo(t *testing.T, st *status.Status) *errdetails.ErrorInfo {
+	t.Helper()
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info
+		}
+	}
+	t.Fatalf("status %v carries no ErrorInfo", st.Proto())
+	return nil
+}
+
+// TestGRPCTenants: two tenants' calls share one HTTP/2 connection and are
+// authenticated one by one; another tenant's task is NOT_FOUND exactly as
+// an unknown one, status and details byte for byte, in both versions.
+func TestGRPCTenants(t *testing.T) {
+	e := startGRPCEnv(t)
+	acme, globex := e.as(t, "acme"), e.as(t, "globex")
+	res, err := e.c10.SendMessage(acme, &a2a10.SendMessageRequest{Message: msg10("ten-1", "auth")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := res.GetTask().GetId()
+	if _, err := e.c10.SendMessage(globex, &a2a10.SendMessageRequest{Message: msg10("ten-2", "hi")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c10.GetTask(acme, &a2a10.GetTaskRequest{Id: own}); err != nil {
+		t.Fatalf("the owner cannot read its task: %v", err)
+	}
+	statusBytes := func(err error) []byte {
+		t.Helper()
+		st := wantCode(t, err, codes.NotFound)
+		b, merr := proto.Marshal(st.Proto())
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		call func(ctx context.Context, id string) error
+	}{
+		{"1.0 get", func(ctx context.Context, id string) error {
+			_, err := e.c10.GetTask(ctx, &a2a10.GetTaskRequest{Id: id})
+			return err
+		}},
+		{"1.0 cancel", func(ctx context.Context, id string) error {
+			_, err := e.c10.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: id})
+			return err
+		}},
+		{"1.0 subscribe", func(ctx context.Context, id string) error {
+			st, err := e.c10.SubscribeToTask(ctx, &a2a10.SubscribeToTaskRequest{Id: id})
+			if err != nil {
+				return err
+			}
+			_, err = recvAll(t, st)
+			return err
+		}},
+		{"1.0 send continuing it", func(ctx context.Context, id string) error {
+			m := msg10("ten-"+id, "hi")
+			m.TaskId = id
+			_, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: m})
+			return err
+		}},
+		{"0.3 get", func(ctx context.Context, id string) error {
+			_, err := e.c03.GetTask(ctx, &a2a03.GetTaskRequest{Name: "tasks/" + id})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			foreign := statusBytes(tc.call(globex, own))
+			unknown := statusBytes(tc.call(globex, "gtask-unknown"))
+			if !bytes.Equal(foreign, unknown) {
+				t.Errorf("a foreign task reads differently from an unknown one:\n%x\n%x", foreign, unknown)
+			}
+		})
+	}
+	list, err := e.c10.ListTasks(globex, &a2a10.ListTasksRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range list.GetTasks() {
+		if task.GetId() == own {
+			t.Errorf("globex's list shows acme's task %s", own)
+		}
+	}
+}
+
+// TestGRPCDedupe: a retried message id reaches the agent once, unary and
+// streaming; the retry gets the first answer.
+func TestGRPCDedupe(t *testing.T) {
+	e := startGRPCEnv(t)
+	ctx := e.as(t, "acme")
+	first, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-1", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-1", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(first, again) || e.agent.sendsOf("dup-1") != 1 {
+		t.Fatalf("retry: %v after %v; the agent saw the message %d times", again, first, e.agent.sendsOf("dup-1"))
+	}
+	for range 2 {
+		st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-2", "hi")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if events, err := recvAll(t, st); err != nil || len(events) == 0 {
+			t.Fatalf("stream: %v %v", events, err)
+		}
+	}
+	if n := e.agent.sendsOf("dup-2"); n != 1 {
+		t.Fatalf("the agent saw the streamed message %d times", n)
+	}
+}
+
+// TestGRPCCancelPropagates: a caller leaving a stream cancels the agent's.
+func TestGRPCCancelPropagates(t *testing.T) {
+	e := startGRPCEnv(t)
+	ctx, cancel := context.WithCancel(e.as(t, "acme"))
+	st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("cancel-1", "hold")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case id := <-e.agent.cancelled:
+		if id != first.GetTask().GetId() {
+			t.Fatalf("the agent's stream of %s ended, want %s", id, first.GetTask().GetId())
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("the agent's stream outlived its caller")
+	}
+}
+
+// TestGRPCHealthAndDrain: the listener's health is SERVING, NOT_SERVING
+// once shutdown begins; an open stream is then ended with UNAVAILABLE.
+func TestGRPCHealthAndDrain(t *testing.T) {
+	e := startGRPCEnv(t, func(c *config.Config) { c.Shutdown.StreamGrace = duration.Duration(time.Millisecond) })
+	health := healthpb.NewHealthClient(e.conn)
+	ctx := e.as(t, "acme")
+	for _, svc := range []string{"", "lf.a2a.v1.A2AService", "a2a.v1.A2AService"} {
+		res, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("check %q: %v %v", svc, res, err)
+		}
+	}
+	_, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: "other.Service"})
+	wantCode(t, err, codes.NotFound)
+
+	watch, err := health.Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := watch.Recv(); err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("watch: %v %v", res, err)
+	}
+	st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("drain-1", "hold")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	go e.shutdown()
+	if res, err := watch.Recv(); err != nil || res.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("watch during shutdown: %v %v", res, err)
+	}
+	_, err = recvAll(t, st)
+	wantCode(t, err, codes.Unavailable)
+}
+
+// TestGRPCCard: the rewritten card lists the gRPC listener, both versions.
+func TestGRPCCard(t *testing.T) {
+	e := startGRPCEnv(t)
+	for _, v := range []string{"1.0", "0.3"} {
+		_, body := e.Do(t, http.MethodGet, e.AgentBase+"/.well-known/agent-card.json", "", v, nil)
+		if !bytes.Contains(body, []byte(`"url":"`+e.addr+`"`)) || !bytes.Contains(body, []byte(`"GRPC"`)) {
+			t.Errorf("%s card lists no gRPC interface at %s: %s", v, e.addr, body)
+		}
+	}
 }
