@@ -6,6 +6,7 @@
 package goclient
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -118,7 +119,9 @@ func discover(ctx context.Context, cfg Config, token string) (*a2aclient.Client,
 	if err != nil {
 		return nil, "", fmt.Errorf("card: %w", err)
 	}
-	ifaces := append([]a2a.AgentInterface{{URL: card.URL, Transport: card.PreferredTransport}}, card.AdditionalInterfaces...)
+	// A 0.3 card that names no preferred transport prefers JSON-RPC.
+	preferred := cmp.Or(card.PreferredTransport, a2a.TransportProtocolJSONRPC)
+	ifaces := append([]a2a.AgentInterface{{URL: card.URL, Transport: preferred}}, card.AdditionalInterfaces...)
 	want := a2a.TransportProtocolJSONRPC
 	if cfg.OverGRPC {
 		want = a2a.TransportProtocolGRPC
