@@ -174,6 +174,9 @@ func (cs *Server) RewriteExtendedCard(next proxy.Handler) proxy.Handler {
 			s.Log().Warn("extended card could not be rewritten", "err", err)
 			return a2a.ErrInvalidAgentResponse
 		}
+		if s.Op.Binding == a2a.BindingGRPC {
+			return proxy.WriteGRPCAnswer(w, s, rewritten)
+		}
 		body := rewritten
 		if s.Op.Binding == a2a.BindingJSONRPC {
 			body = a2a.RPCResult(s.Op.RPCID, rewritten)
