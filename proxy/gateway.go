@@ -38,6 +38,10 @@ type Options struct {
 	// carries a credential too large to be accepted, else nil: the header
 	// is then refused with 431.
 	OversizedCredential func(http.Header) *a2a.Error
+	// GRPCOnly reports whether the gateway's own calls (Call, CallStream)
+	// to an agent with a grpc section go over gRPC: its card offers no
+	// JSON-RPC. Nil: never.
+	GRPCOnly func(context.Context, *Agent) (bool, error)
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -58,6 +62,7 @@ type Gateway struct {
 	trusted   trustedProxies
 	// oversizedCredential: see Options.OversizedCredential.
 	oversizedCredential func(http.Header) *a2a.Error
+	grpcOnly            func(context.Context, *Agent) (bool, error)
 	// accessLog is the access log's configuration; tenantOnSpans is
 	// tracing.tenant_attribute.
 	accessLog     config.AccessLogOptions
@@ -81,6 +86,7 @@ func New(o Options) (*Gateway, error) {
 		eventID:   o.StreamEventID,
 
 		oversizedCredential: o.OversizedCredential,
+		grpcOnly:            o.GRPCOnly,
 		accessLog:           o.Config.Log.Access,
 		tenantOnSpans:       o.Config.Tracing.TenantAttribute,
 	}

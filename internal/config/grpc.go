@@ -90,10 +90,12 @@ func (c *Config) applyGRPCDefaults() {
 // listener on an address of its own, h2c only on loopback.
 func (c *Config) validateGRPC(add func(field, format string, args ...any)) {
 	g := c.Limits.GRPC
-	if g.MaxRequestBytes < 1024 {
+	// A limit defaulted from a bad one is that one's problem, reported
+	// under its name.
+	if g.MaxRequestBytes < 1024 && g.MaxRequestBytes != c.Limits.MaxBodyBytes {
 		add("limits.grpc.max_request_bytes", "must be at least 1024")
 	}
-	if g.MaxAnswerBytes < 1024 {
+	if g.MaxAnswerBytes < 1024 && g.MaxAnswerBytes != int64(c.Limits.MaxEventBytes) {
 		add("limits.grpc.max_answer_bytes", "must be at least 1024")
 	}
 	if g.MaxConcurrentStreams < 1 || g.MaxConcurrentStreams > 10000 {
@@ -105,7 +107,7 @@ func (c *Config) validateGRPC(add func(field, format string, args ...any)) {
 	if d := g.PingTimeout.D(); d < 100*time.Millisecond || d > g.PingInterval.D() {
 		add("limits.grpc.ping_timeout", "must be between 100ms and limits.grpc.ping_interval")
 	}
-	if g.IdleTimeout.D() < time.Second {
+	if g.IdleTimeout.D() < time.Second && g.IdleTimeout != c.Limits.IdleTimeout {
 		add("limits.grpc.idle_timeout", "must be at least 1s")
 	}
 	used := map[string]string{c.Listen: "listen", c.AdminListen: "admin_listen"}

@@ -186,6 +186,7 @@ func (g *Gateway) build(ctx context.Context) error {
 		// Streams carry event-log ids, for resuming (push/serve).
 		StreamEventID:       pushserve.StreamEventID,
 		OversizedCredential: oversizedCredential(authn),
+		GRPCOnly:            cards.GRPCOnly,
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
@@ -492,5 +494,57 @@ func TestGRPCCard(t *testing.T) {
 		if !bytes.Contains(body, []byte(`"url":"`+e.addr+`"`)) || !bytes.Contains(body, []byte(`"GRPC"`)) {
 			t.Errorf("%s card lists no gRPC interface at %s: %s", v, e.addr, body)
 		}
+	}
+}
+
+// TestGRPCOnlyAgent: an agent whose card offers gRPC alone is fronted: its
+// card is served, callers reach it, and the gateway's own calls (Call,
+// CallStream) go over gRPC.
+func TestGRPCOnlyAgent(t *testing.T) {
+	var agentAddr string
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"name":"grpc-only","description":"d","version":"1","capabilities":{"streaming":true},`+
+			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[],`+
+			`"supportedInterfaces":[{"url":"`+agentAddr+`","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`)
+	}))
+	t.Cleanup(card.Close)
+	e := startGRPCEnv(t, func(c *config.Config) {
+		agentAddr = c.Agents[0].GRPC.Upstream
+		c.Agents[0].URL = card.URL
+	})
+	_, body := e.Do(t, http.MethodGet, e.AgentBase+"/.well-known/agent-card.json", "", "1.0", nil)
+	if want := `"supportedInterfaces":[{"protocolBinding":"GRPC","protocolVersion":"1.0","url":"` + e.addr + `"}]`; !bytes.Contains(body, []byte(want)) {
+		t.Fatalf("card: %s, want %s", body, want)
+	}
+	ctx := e.as(t, "acme")
+	res, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("only-1", "auth")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.GetTask().GetId()
+	px := e.GW.Proxy()
+	got, err := px.Call(ctx, "demo", a2a.V10, a2a.MethodGetTask, a2a.TaskParams{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := a2a.ParseResult(got); err != nil || ev.TaskID != id || ev.State != a2a.StateAuthRequired {
+		t.Fatalf("Call over gRPC: %s %v", got, err)
+	}
+	if _, err := px.Call(ctx, "demo", a2a.V10, a2a.MethodGetTask, a2a.TaskParams{ID: "gtask-unknown"}); err == nil {
+		t.Fatal("Call of an unknown task succeeded")
+	} else if ae := (*a2a.Error)(nil); !errors.As(err, &ae) || ae.Code != a2a.ErrTaskNotFound.Code {
+		t.Fatalf("Call of an unknown task: %v, want the agent's TaskNotFound", err)
+	}
+	var events []a2a.Event
+	err = px.CallStream(ctx, "demo", a2a.V03, a2a.MethodSubscribe, a2a.TaskParams{ID: id}, func(ev a2a.Event, _ []byte) error {
+		events = append(events, ev)
+		return nil
+	})
+	if err != nil || len(events) != 1 || events[0].TaskID != id {
+		t.Fatalf("CallStream over gRPC: %v %v", events, err)
+	}
+	if md := e.agent.lastCall(t, "TaskSubscription"); len(md.Get("authorization")) != 0 {
+		t.Fatalf("the gateway's own call carried a credential: %v", md)
 	}
 }

@@ -1,15 +1,18 @@
 package card
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // bindingGRPC is the gRPC binding as AgentInterface spells it (1.0
 // protocolBinding, 0.3 transport).
 const bindingGRPC = "GRPC"
 
-func isGRPCBinding(b string) bool { return strings.EqualFold(strings.TrimSpace(b), bindingGRPC) }
+func isGRPCBinding(b string) bool { return isBinding(b, bindingGRPC) }
 
 // grpcInterface keeps the agent's first gRPC interface, pointed at the
 // gateway's gRPC listener for the agent, when the agent has one; any
@@ -86,3 +89,46 @@ func (r *rewriter) v03GRPC() error {
 	}
 	return r.set(fieldAdditionalInterfaces, list)
 }
+
+// Card is the rewritten card of key, from the cache as ServeCard serves a
+// caller that names no version, for the gateway's own use of it.
+func (c *Cache) Card(ctx context.Context, key string, upstreamCardURLs []string, o RewriteOptions) ([]byte, error) {
+	e, err := c.lookup(ctx, cacheKey{key, a2a.V10}, upstreamCardURLs, "", o)
+	if err != nil {
+		return nil, err
+	}
+	return e.body, nil
+}
+
+// OffersJSONRPC reports whether a card offers a JSON-RPC interface: in
+// 1.0 supportedInterfaces, in 0.3 its preferred transport (JSON-RPC when
+// it names none) or additionalInterfaces.
+func OffersJSONRPC(raw []byte) bool {
+	var card struct {
+		URL                  string          `json:"url"`
+		PreferredTransport   *string         `json:"preferredTransport"`
+		AdditionalInterfaces []cardInterface `json:"additionalInterfaces"`
+		SupportedInterfaces  []cardInterface `json:"supportedInterfaces"`
+	}
+	if json.Unmarshal(raw, &card) != nil {
+		return false
+	}
+	if card.URL != "" && (card.PreferredTransport == nil || isBinding(*card.PreferredTransport, bindingJSONRPC)) {
+		return true
+	}
+	for _, list := range [][]cardInterface{card.AdditionalInterfaces, card.SupportedInterfaces} {
+		for _, i := range list {
+			if isBinding(i.Transport, bindingJSONRPC) || isBinding(i.ProtocolBinding, bindingJSONRPC) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type cardInterface struct {
+	Transport       string `json:"transport"`
+	ProtocolBinding string `json:"protocolBinding"`
+}
+
+func isBinding(got, want string) bool { return strings.EqualFold(strings.TrimSpace(got), want) }
