@@ -47,12 +47,19 @@ type grpcEnv struct {
 
 func startGRPCEnv(t *testing.T, opts ...gwtest.Option) *grpcEnv {
 	t.Helper()
+	return startGRPCOn(t, gwtest.Start, opts...)
+}
+
+// startGRPCOn is startGRPCEnv on an environment start makes (a push or
+// auth-flow one).
+func startGRPCOn(t *testing.T, start func(testing.TB, ...gwtest.Option) *gwtest.Env, opts ...gwtest.Option) *grpcEnv {
+	t.Helper()
 	agent := startGRPCAgent(t)
 	ln := listen(t)
 	opts = append([]gwtest.Option{func(c *config.Config) {
 		c.Agents[0].GRPC = &config.AgentGRPC{Listen: ln.Addr().String(), Upstream: agent.addr}
 	}}, opts...)
-	env := gwtest.Start(t, opts...)
+	env := start(t, opts...)
 	ctx, stop := context.WithCancel(context.Background())
 	e := &grpcEnv{Env: env, agent: agent, addr: ln.Addr().String(), stop: stop, done: make(chan error, 1)}
 	go func() { e.done <- env.GW.ServeGRPC(ctx, listen(t), listen(t), map[string]net.Listener{"demo": ln}) }()
