@@ -5,11 +5,12 @@ import (
 	"encoding/base64"
 	"testing"
 
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/a2a-gateway/a2a-gateway/authz/flow"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // TestGRPCLifecycle: a gRPC stream's events are tracked like SSE ones.
