@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -238,21 +237,8 @@ func sameBytes(a, b []byte) bool {
 // answer while nothing was written, else the stream's status trailer
 // (UNAVAILABLE when the gateway drains, so the caller subscribes again).
 func (g *Gateway) relayGRPCStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
-	open := g.metrics.OpenStreams.WithLabelValues(s.Agent.Name)
-	open.Inc()
-	defer open.Dec()
-	stop := context.AfterFunc(g.drainCtx, func() { resp.Body.Close() })
-	defer stop()
-	idleLimit := s.Agent.cfg.Timeouts.StreamIdle.D()
-	var idle *time.Timer
-	var idled atomic.Bool
-	if idleLimit > 0 {
-		idle = time.AfterFunc(idleLimit, func() {
-			idled.Store(true)
-			resp.Body.Close()
-		})
-		defer idle.Stop()
-	}
+	watch := g.watchStream(s, resp.Body)
+	defer watch.done()
 	rc := http.NewResponseController(w)
 	started := false
 	fail := func(err error) error {
@@ -283,11 +269,9 @@ func (g *Gateway) relayGRPCStream(w http.ResponseWriter, r *http.Request, s *Sco
 			return nil
 		}
 		if err != nil {
-			return fail(g.grpcStreamEnd(r, s, err, idled.Load()))
+			return fail(g.grpcStreamEnd(r, s, err, watch.idledOut()))
 		}
-		if idle != nil {
-			idle.Reset(idleLimit)
-		}
+		watch.sawData()
 		out, err := g.observeGRPC(r.Context(), s, msg, true)
 		if err != nil {
 			return fail(err)

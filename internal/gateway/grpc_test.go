@@ -3,11 +3,21 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +26,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -47,12 +58,19 @@ type grpcEnv struct {
 
 func startGRPCEnv(t *testing.T, opts ...gwtest.Option) *grpcEnv {
 	t.Helper()
+	return startGRPCOn(t, gwtest.Start, opts...)
+}
+
+// startGRPCOn is startGRPCEnv on an environment start makes (a push or
+// auth-flow one).
+func startGRPCOn(t *testing.T, start func(testing.TB, ...gwtest.Option) *gwtest.Env, opts ...gwtest.Option) *grpcEnv {
+	t.Helper()
 	agent := startGRPCAgent(t)
 	ln := listen(t)
 	opts = append([]gwtest.Option{func(c *config.Config) {
 		c.Agents[0].GRPC = &config.AgentGRPC{Listen: ln.Addr().String(), Upstream: agent.addr}
 	}}, opts...)
-	env := gwtest.Start(t, opts...)
+	env := start(t, opts...)
 	ctx, stop := context.WithCancel(context.Background())
 	e := &grpcEnv{Env: env, agent: agent, addr: ln.Addr().String(), stop: stop, done: make(chan error, 1)}
 	go func() { e.done <- env.GW.ServeGRPC(ctx, listen(t), listen(t), map[string]net.Listener{"demo": ln}) }()
@@ -547,4 +565,61 @@ func TestGRPCOnlyAgent(t *testing.T) {
 	if md := e.agent.lastCall(t, "TaskSubscription"); len(md.Get("authorization")) != 0 {
 		t.Fatalf("the gateway's own call carried a credential: %v", md)
 	}
+}
+
+// TestGRPCOverTLS: a listener with a certificate serves gRPC over TLS
+// (HTTP/2 by ALPN).
+func TestGRPCOverTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gateway"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startGRPCEnv(t, func(c *config.Config) {
+		c.Agents[0].GRPC.TLS = &config.ListenerTLS{CertFile: certFile, KeyFile: keyFile}
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(must(x509.ParseCertificate(der)))
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := a2a10.NewA2AServiceClient(conn).SendMessage(e.as(t, "acme"), &a2a10.SendMessageRequest{Message: msg10("tls-1", "hi")})
+	if err != nil || res.GetTask().GetId() == "" {
+		t.Fatalf("send over TLS: %v %v", res, err)
+	}
+	// The h2c client of the environment gets nowhere on a TLS listener.
+	ctx, cancel := context.WithTimeout(e.as(t, "acme"), time.Second)
+	defer cancel()
+	if _, err := e.c10.GetTask(ctx, &a2a10.GetTaskRequest{Id: res.GetTask().GetId()}); err == nil {
+		t.Fatal("an h2c call succeeded on a TLS listener")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -39,6 +39,10 @@ type grpcAgent struct {
 	deadlines []time.Time
 	// cancelled receives the task id of a held stream whose caller left.
 	cancelled chan string
+	// last10 is the message of the last 1.0 send; stream10 the
+	// configuration of the last 1.0 streaming send.
+	last10   *a2a10.Message
+	stream10 *a2a10.SendMessageConfiguration
 }
 
 type agentTask struct {
@@ -104,6 +108,23 @@ func (a *grpcAgent) lastCall(t *testing.T, method string) metadata.MD {
 		t.Fatalf("the agent saw no %s call", method)
 	}
 	return calls[len(calls)-1]
+}
+
+// lastMessage is the message of the last 1.0 send.
+func (a *grpcAgent) lastMessage(t *testing.T) *a2a10.Message {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last10 == nil {
+		t.Fatal("the agent got no 1.0 send")
+	}
+	return a.last10
+}
+
+func (a *grpcAgent) lastStreamConfig() *a2a10.TaskPushNotificationConfig {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stream10.GetTaskPushNotificationConfig()
 }
 
 func (a *grpcAgent) sendsOf(messageID string) int {
@@ -221,6 +242,9 @@ func (s *agent10) pb(t *agentTask) *a2a10.Task {
 
 func (s *agent10) SendMessage(ctx context.Context, r *a2a10.SendMessageRequest) (*a2a10.SendMessageResponse, error) {
 	m := r.GetMessage()
+	s.a.mu.Lock()
+	s.a.last10 = m
+	s.a.mu.Unlock()
 	t, err := s.a.send(m.GetMessageId(), m.GetTaskId(), m.GetContextId(), text10(m))
 	if err != nil {
 		return nil, err
@@ -230,6 +254,9 @@ func (s *agent10) SendMessage(ctx context.Context, r *a2a10.SendMessageRequest) 
 
 func (s *agent10) SendStreamingMessage(r *a2a10.SendMessageRequest, ss grpc.ServerStreamingServer[a2a10.StreamResponse]) error {
 	m := r.GetMessage()
+	s.a.mu.Lock()
+	s.a.stream10 = r.GetConfiguration()
+	s.a.mu.Unlock()
 	text := text10(m)
 	t, err := s.a.send(m.GetMessageId(), m.GetTaskId(), m.GetContextId(), text)
 	if err != nil {

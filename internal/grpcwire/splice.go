@@ -101,10 +101,12 @@ func replaceField(msg []byte, num protowire.Number, with []byte, front bool) ([]
 }
 
 // editMessage applies edit to the message field at path (field numbers,
-// outermost first) below msg, creating the fields on the way when create
-// is set and returning msg unchanged when it is not and one is missing. A
-// message field given twice has been refused by the classifier; here it
-// is an error too.
+// outermost first) below msg. When a field on the way is missing, msg is
+// returned unchanged, unless create is set: then the last field of path
+// is created (empty before edit) and a missing one before it is an error,
+// as a2a.SetMetadata needs the object that holds the metadata. A message
+// field given twice has been refused by the classifier; here it is an
+// error too.
 func editMessage(msg []byte, path []protowire.Number, create bool, edit func([]byte) ([]byte, error)) ([]byte, error) {
 	if len(path) == 0 {
 		return edit(msg)
@@ -123,10 +125,13 @@ func editMessage(msg []byte, path []protowire.Number, create bool, edit func([]b
 		}
 	}
 	if at < 0 {
-		if !create {
+		switch {
+		case !create:
 			return msg, nil
+		case len(path) > 1:
+			return nil, fmt.Errorf("grpcwire: no field %d to splice into", path[0])
 		}
-		inner, err := editMessage(nil, path[1:], create, edit)
+		inner, err := edit(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +209,8 @@ const (
 
 // SetMessageMetadata sets key in the metadata of a send's message to
 // value, a JSON value, replacing the key's entry if there is one and
-// adding it last otherwise (creating the metadata if needed).
+// adding it last otherwise. The metadata is created when absent; the
+// message must be there.
 func SetMessageMetadata(v a2a.Version, msg []byte, key string, value []byte) ([]byte, error) {
 	val := &structpb.Value{}
 	if err := protojson.Unmarshal(value, val); err != nil {

@@ -154,6 +154,9 @@ func TestMessageMetadata(t *testing.T) {
 	if _, err := SetMessageMetadata(a2a.V10, in, "k", []byte(`{`)); err == nil {
 		t.Error("invalid JSON value accepted")
 	}
+	if _, err := SetMessageMetadata(a2a.V10, tagBytes(1, []byte("tenant")), "k", []byte(`1`)); err == nil {
+		t.Error("metadata set on a send without a message")
+	}
 	if out, err := DeleteMessageMetadata(a2a.V10, in, "k"); err != nil || !bytesEqual(out, in) {
 		t.Errorf("delete without metadata: %x %v", out, err)
 	}

@@ -38,37 +38,52 @@ func checkWire(b []byte, md protoreflect.MessageDescriptor) error {
 	return checkMessage(b, md, string(md.Name()), 1)
 }
 
-type wireError struct{ path, problem string }
+// wireError names where a message is refused: the path of protobuf names
+// to the message, and the field in it (none for a problem of the message
+// itself). The string is built only for an error, not for every field read.
+type wireError struct {
+	path    string
+	field   protoreflect.Name
+	problem string
+}
 
-func (e *wireError) Error() string { return e.path + ": " + e.problem }
+func (e *wireError) Error() string {
+	if e.field == "" {
+		return e.path + ": " + e.problem
+	}
+	return e.path + "." + string(e.field) + ": " + e.problem
+}
 
 func checkMessage(b []byte, md protoreflect.MessageDescriptor, path string, depth int) error {
 	if depth > MaxDepth {
-		return &wireError{path, fmt.Sprintf("nested deeper than %d messages", MaxDepth)}
+		return &wireError{path, "", fmt.Sprintf("nested deeper than %d messages", MaxDepth)}
 	}
 	fields := md.Fields()
-	seen := make([]bool, fields.Len())
-	oneofs := make([]protoreflect.FieldDescriptor, md.Oneofs().Len())
+	// The A2A messages are small: their bookkeeping fits on the stack.
+	var seenBuf [32]bool
+	var oneofBuf [4]protoreflect.FieldDescriptor
+	seen, oneofs := seenBuf[:0], oneofBuf[:0]
+	seen = append(seen, make([]bool, fields.Len())...)
+	oneofs = append(oneofs, make([]protoreflect.FieldDescriptor, md.Oneofs().Len())...)
 	var keys map[protoreflect.FieldNumber]map[string]bool
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return &wireError{path, "malformed field tag"}
+			return &wireError{path, "", "malformed field tag"}
 		}
 		b = b[n:]
 		fd := fields.ByNumber(num)
 		if fd == nil {
-			return &wireError{path, fmt.Sprintf("unknown field number %d", num)}
+			return &wireError{path, "", fmt.Sprintf("unknown field number %d", num)}
 		}
-		at := path + "." + string(fd.Name())
 		if !fd.IsList() && !fd.IsMap() {
 			if seen[fd.Index()] {
-				return &wireError{at, "given more than once"}
+				return &wireError{path, fd.Name(), "given more than once"}
 			}
 			seen[fd.Index()] = true
 			if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() {
 				if prev := oneofs[od.Index()]; prev != nil {
-					return &wireError{path, fmt.Sprintf("both %s and %s of oneof %s are given", prev.Name(), fd.Name(), od.Name())}
+					return &wireError{path, "", fmt.Sprintf("both %s and %s of oneof %s are given", prev.Name(), fd.Name(), od.Name())}
 				}
 				oneofs[od.Index()] = fd
 			}
@@ -80,43 +95,43 @@ func checkMessage(b []byte, md protoreflect.MessageDescriptor, path string, dept
 		}
 		if typ != want {
 			if fd.IsList() && (typ == protowire.BytesType || want == protowire.BytesType) && isScalar(fd.Kind()) {
-				return &wireError{at, "packed and unpacked encodings confused"}
+				return &wireError{path, fd.Name(), "packed and unpacked encodings confused"}
 			}
-			return &wireError{at, fmt.Sprintf("wire type %d, the field has %d", typ, want)}
+			return &wireError{path, fd.Name(), fmt.Sprintf("wire type %d, the field has %d", typ, want)}
 		}
 		var err error
 		switch typ {
 		case protowire.VarintType:
 			v, n := protowire.ConsumeVarint(b)
 			if n < 0 {
-				return &wireError{at, "truncated varint"}
+				return &wireError{path, fd.Name(), "truncated varint"}
 			}
 			b = b[n:]
-			err = checkVarint(fd, v, at)
+			err = checkVarint(fd, v, path)
 		case protowire.Fixed32Type:
 			_, n := protowire.ConsumeFixed32(b)
 			if n < 0 {
-				return &wireError{at, "truncated fixed32"}
+				return &wireError{path, fd.Name(), "truncated fixed32"}
 			}
 			b = b[n:]
 		case protowire.Fixed64Type:
 			_, n := protowire.ConsumeFixed64(b)
 			if n < 0 {
-				return &wireError{at, "truncated fixed64"}
+				return &wireError{path, fd.Name(), "truncated fixed64"}
 			}
 			b = b[n:]
 		case protowire.BytesType:
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
-				return &wireError{at, "truncated length-delimited field"}
+				return &wireError{path, fd.Name(), "truncated length-delimited field"}
 			}
 			b = b[n:]
 			switch {
 			case packed:
-				err = checkPacked(fd, v, at)
+				err = checkPacked(fd, v, path)
 			case fd.IsMap():
 				var key string
-				if key, err = checkMapEntry(fd, v, at, depth); err == nil {
+				if key, err = checkMapEntry(fd, v, path, depth); err == nil {
 					if keys == nil {
 						keys = map[protoreflect.FieldNumber]map[string]bool{}
 					}
@@ -124,20 +139,20 @@ func checkMessage(b []byte, md protoreflect.MessageDescriptor, path string, dept
 						keys[num] = map[string]bool{}
 					}
 					if keys[num][key] {
-						return &wireError{at, "a map key given more than once"}
+						return &wireError{path, fd.Name(), "a map key given more than once"}
 					}
 					keys[num][key] = true
 				}
 			case fd.Kind() == protoreflect.StringKind:
 				if !utf8.Valid(v) {
-					err = &wireError{at, "not valid UTF-8"}
+					err = &wireError{path, fd.Name(), "not valid UTF-8"}
 				}
 			case fd.Kind() == protoreflect.MessageKind:
-				err = checkMessage(v, fd.Message(), at, depth+1)
+				err = checkMessage(v, fd.Message(), path+"."+string(fd.Name()), depth+1)
 			}
 		default:
 			// Groups: wireTypeOf names none, so typ != want above.
-			return &wireError{at, "groups are not supported"}
+			return &wireError{path, fd.Name(), "groups are not supported"}
 		}
 		if err != nil {
 			return err
@@ -148,8 +163,8 @@ func checkMessage(b []byte, md protoreflect.MessageDescriptor, path string, dept
 
 // checkMapEntry checks one map entry and returns its key, decoded (two
 // encodings of one key are the same key). A missing key is the zero key.
-func checkMapEntry(fd protoreflect.FieldDescriptor, b []byte, at string, depth int) (string, error) {
-	if err := checkMessage(b, fd.Message(), at, depth+1); err != nil {
+func checkMapEntry(fd protoreflect.FieldDescriptor, b []byte, path string, depth int) (string, error) {
+	if err := checkMessage(b, fd.Message(), path+"."+string(fd.Name()), depth+1); err != nil {
 		return "", err
 	}
 	key := ""
@@ -175,7 +190,7 @@ func checkMapEntry(fd protoreflect.FieldDescriptor, b []byte, at string, depth i
 }
 
 // checkPacked checks the elements of a packed repeated number field.
-func checkPacked(fd protoreflect.FieldDescriptor, b []byte, at string) error {
+func checkPacked(fd protoreflect.FieldDescriptor, b []byte, path string) error {
 	typ := wireTypeOf(fd.Kind())
 	for len(b) > 0 {
 		var n int
@@ -184,7 +199,7 @@ func checkPacked(fd protoreflect.FieldDescriptor, b []byte, at string) error {
 			var v uint64
 			v, n = protowire.ConsumeVarint(b)
 			if n >= 0 {
-				if err := checkVarint(fd, v, at); err != nil {
+				if err := checkVarint(fd, v, path); err != nil {
 					return err
 				}
 			}
@@ -194,7 +209,7 @@ func checkPacked(fd protoreflect.FieldDescriptor, b []byte, at string) error {
 			_, n = protowire.ConsumeFixed64(b)
 		}
 		if n < 0 {
-			return &wireError{at, "truncated packed element"}
+			return &wireError{path, fd.Name(), "truncated packed element"}
 		}
 		b = b[n:]
 	}
@@ -204,26 +219,26 @@ func checkPacked(fd protoreflect.FieldDescriptor, b []byte, at string) error {
 // checkVarint refuses a varint its field's type cannot hold: decoders
 // truncate (an int32 of 2^32+1 reads as 1) where the gateway would need to
 // agree with them.
-func checkVarint(fd protoreflect.FieldDescriptor, v uint64, at string) error {
+func checkVarint(fd protoreflect.FieldDescriptor, v uint64, path string) error {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
 		if v > 1 {
-			return &wireError{at, "a bool other than 0 and 1"}
+			return &wireError{path, fd.Name(), "a bool other than 0 and 1"}
 		}
 	case protoreflect.Int32Kind, protoreflect.EnumKind:
 		if int64(v) < math.MinInt32 || int64(v) > math.MaxInt32 {
-			return &wireError{at, "out of the range of int32"}
+			return &wireError{path, fd.Name(), "out of the range of int32"}
 		}
 		if fd.Kind() == protoreflect.EnumKind && fd.Enum().Values().ByNumber(protoreflect.EnumNumber(int32(v))) == nil {
-			return &wireError{at, fmt.Sprintf("enum number %d is not defined", int32(v))}
+			return &wireError{path, fd.Name(), fmt.Sprintf("enum number %d is not defined", int32(v))}
 		}
 	case protoreflect.Uint32Kind:
 		if v > math.MaxUint32 {
-			return &wireError{at, "out of the range of uint32"}
+			return &wireError{path, fd.Name(), "out of the range of uint32"}
 		}
 	case protoreflect.Sint32Kind:
 		if s := protowire.DecodeZigZag(v); s < math.MinInt32 || s > math.MaxInt32 {
-			return &wireError{at, "out of the range of sint32"}
+			return &wireError{path, fd.Name(), "out of the range of sint32"}
 		}
 	}
 	return nil

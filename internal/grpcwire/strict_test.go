@@ -126,6 +126,10 @@ func TestStrictAnswers(t *testing.T) {
 		{"truncated", ok[:len(ok)-1], "truncated"},
 		{"undefined state", cat(tagBytes(1, []byte("t")), tagBytes(3, tagVarint(1, 99))), "enum number 99"},
 		{"too deep", cat(ok, tagBytes(6, nestedStruct(MaxDepth))), "nested deeper"},
+		{"map key twice", cat(ok, tagBytes(6, cat(
+			tagBytes(1, cat(tagBytes(1, []byte("a")), tagBytes(2, tagVarint(4, 1)))),
+			tagBytes(1, cat(tagBytes(1, []byte("a")), tagBytes(2, tagVarint(4, 0))))))), "a map key given more than once"},
+		{"int32 out of range", cat(tagBytes(1, []byte("t")), status, tagBytes(5, cat(tagBytes(1, []byte("m")), tagVarint(4, 1<<40)))), "out of the range of int32"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := ReadAnswer(op, c.msg)
@@ -139,6 +143,11 @@ func TestStrictAnswers(t *testing.T) {
 	both := cat(tagBytes(1, ok), tagBytes(2, tagBytes(1, []byte("m"))))
 	if _, _, err := ReadAnswer(stream, both); err == nil || !strings.Contains(err.Error(), "oneof payload") {
 		t.Errorf("two payloads: %v", err)
+	}
+	// TaskArtifactUpdateEvent.append (4) is a bool.
+	artifact := cat(tagBytes(1, []byte("t")), tagBytes(2, []byte("c")), tagBytes(3, tagBytes(1, []byte("a"))), tagVarint(4, 2))
+	if _, _, err := ReadAnswer(stream, tagBytes(4, artifact)); err == nil || !strings.Contains(err.Error(), "a bool other than 0 and 1") {
+		t.Errorf("bool 2: %v", err)
 	}
 	if _, _, err := ReadAnswer(stream, nil); err == nil {
 		t.Error("an empty stream message was accepted")

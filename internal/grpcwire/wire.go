@@ -13,9 +13,10 @@ import (
 // its status (a message over the limit is RESOURCE_EXHAUSTED, the others
 // INTERNAL or INVALID_ARGUMENT).
 var (
-	// ErrCompressed is a message with the compressed flag set. The gateway
-	// offers no compression (it answers with grpc-accept-encoding identity),
-	// and with the identity encoding the flag is a protocol error.
+	// ErrCompressed is a message with the compressed flag set. The
+	// gateway reads no compressed messages: it does not decompress what it
+	// must read strictly and forward as sent, and without a grpc-encoding
+	// (or with identity) the flag is a protocol error anyway.
 	ErrCompressed = errors.New("grpc: compressed message, but no compression was negotiated")
 	// ErrTooLarge is a message longer than the limit.
 	ErrTooLarge = errors.New("grpc: message larger than the limit")
