@@ -215,6 +215,8 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		result = g.writeError(rec, r, s, err)
 	} else if rec.status >= 400 {
 		result = fmt.Sprintf("upstream_%dxx", rec.status/100)
+	} else if code := grpcAnswerStatus(rec.Header()); code != "" {
+		result = "upstream_grpc_" + code
 	}
 	op := s.Op.Method.String()
 	took := time.Since(s.Start)
