@@ -527,9 +527,11 @@ func TestGRPCOnlyAgent(t *testing.T) {
 			`"supportedInterfaces":[{"url":"`+agentAddr+`","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`)
 	}))
 	t.Cleanup(card.Close)
+	// No grpc.upstream: the address is the one the agent's card names.
 	e := startGRPCEnv(t, func(c *config.Config) {
 		agentAddr = c.Agents[0].GRPC.Upstream
 		c.Agents[0].URL = card.URL
+		c.Agents[0].GRPC.Upstream = ""
 	})
 	_, body := e.Do(t, http.MethodGet, e.AgentBase+"/.well-known/agent-card.json", "", "1.0", nil)
 	if want := `"supportedInterfaces":[{"protocolBinding":"GRPC","protocolVersion":"1.0","url":"` + e.addr + `"}]`; !bytes.Contains(body, []byte(want)) {
