@@ -42,6 +42,9 @@ type Options struct {
 	// to an agent with a grpc section go over gRPC: its card offers no
 	// JSON-RPC. Nil: never.
 	GRPCOnly func(context.Context, *Agent) (bool, error)
+	// GRPCUpstream is the host:port of the gRPC interface an agent's own
+	// card names, for an agent whose grpc section names no upstream.
+	GRPCUpstream func(context.Context, *Agent) (string, error)
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -63,6 +66,7 @@ type Gateway struct {
 	// oversizedCredential: see Options.OversizedCredential.
 	oversizedCredential func(http.Header) *a2a.Error
 	grpcOnly            func(context.Context, *Agent) (bool, error)
+	grpcUpstream        func(context.Context, *Agent) (string, error)
 	// accessLog is the access log's configuration; tenantOnSpans is
 	// tracing.tenant_attribute.
 	accessLog     config.AccessLogOptions
@@ -87,6 +91,7 @@ func New(o Options) (*Gateway, error) {
 
 		oversizedCredential: o.OversizedCredential,
 		grpcOnly:            o.GRPCOnly,
+		grpcUpstream:        o.GRPCUpstream,
 		accessLog:           o.Config.Log.Access,
 		tenantOnSpans:       o.Config.Tracing.TenantAttribute,
 	}
@@ -215,6 +220,8 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		result = g.writeError(rec, r, s, err)
 	} else if rec.status >= 400 {
 		result = fmt.Sprintf("upstream_%dxx", rec.status/100)
+	} else if code := grpcAnswerStatus(rec.Header()); code != "" {
+		result = "upstream_grpc_" + code
 	}
 	op := s.Op.Method.String()
 	took := time.Since(s.Start)

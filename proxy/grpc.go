@@ -198,3 +198,17 @@ func deriveGRPC(op *a2a.Operation, rpcRequest []byte) []byte {
 func GRPCStreamStarted(h http.Header) bool {
 	return isGRPCContentType(h) && h.Get("Grpc-Status") == ""
 }
+
+// grpcAnswerStatus is the status code of a gRPC answer that relayed an
+// agent's error (in its header, or its trailers once it started), for the
+// request metric; "" for none or OK.
+func grpcAnswerStatus(h http.Header) string {
+	code := h.Get("Grpc-Status")
+	if code == "" {
+		code = h.Get(http.TrailerPrefix + "Grpc-Status")
+	}
+	if code == "0" {
+		return ""
+	}
+	return code
+}

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
@@ -14,8 +17,12 @@ import (
 // TLS or h2c, on a connection pool of the agent's own. HTTP/2 multiplexes
 // every call, unary or streaming, onto few connections.
 type grpcUpstream struct {
-	// base is scheme://host:port of the agent's gRPC service.
-	base      string
+	// scheme is http (h2c) or https; fixed is grpc.upstream, "" when the
+	// address is the one the agent's card names, read once when first
+	// needed into resolved.
+	scheme    string
+	fixed     string
+	resolved  atomic.Pointer[string]
 	pool      *http.Transport
 	transport http.RoundTripper
 }
@@ -48,7 +55,8 @@ func newGRPCUpstream(c config.Agent, l config.GRPCLimits) *grpcUpstream {
 		},
 	}
 	return &grpcUpstream{
-		base:      scheme + "://" + c.GRPC.Upstream,
+		scheme:    scheme,
+		fixed:     c.GRPC.Upstream,
 		pool:      pool,
 		transport: telemetry.Transport(pool, "call "+c.Name),
 	}
@@ -58,4 +66,30 @@ func (u *grpcUpstream) close() {
 	if u != nil {
 		u.pool.CloseIdleConnections()
 	}
+}
+
+// grpcBase is scheme://host:port of a's gRPC service: grpc.upstream, or
+// the address the agent's card names (Options.GRPCUpstream), read once.
+func (g *Gateway) grpcBase(ctx context.Context, a *Agent) (string, error) {
+	u := a.grpc
+	addr := u.fixed
+	if addr == "" {
+		if p := u.resolved.Load(); p != nil {
+			addr = *p
+		} else {
+			if g.grpcUpstream == nil {
+				return "", fmt.Errorf("agent %s: no gRPC upstream configured", a.Name)
+			}
+			found, err := g.grpcUpstream(ctx, a)
+			if err != nil {
+				return "", fmt.Errorf("agent %s: the gRPC address of its card: %w", a.Name, err)
+			}
+			if _, _, err := net.SplitHostPort(found); err != nil || found == "" {
+				return "", fmt.Errorf("agent %s: its card names no gRPC host:port (got %q); set grpc.upstream", a.Name, clip(found))
+			}
+			u.resolved.Store(&found)
+			addr = found
+		}
+	}
+	return u.scheme + "://" + addr, nil
 }

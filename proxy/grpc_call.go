@@ -40,7 +40,11 @@ func (g *Gateway) openGRPCCall(ctx context.Context, a *Agent, v a2a.Version, m a
 	if !ok {
 		return nil, fmt.Errorf("no gRPC method for %s in %s", m, v)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.grpc.base+path, bytes.NewReader(grpcwire.AppendMessage(nil, msg)))
+	base, err := g.grpcBase(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(grpcwire.AppendMessage(nil, msg)))
 	if err != nil {
 		return nil, err
 	}

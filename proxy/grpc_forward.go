@@ -25,8 +25,12 @@ func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, 
 	if !ok {
 		return fmt.Errorf("no gRPC method for %s in %s", s.Op.Method, s.Op.Version)
 	}
+	base, err := g.grpcBase(ctx, s.Agent)
+	if err != nil {
+		return &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamFailed}
+	}
 	body := grpcwire.AppendMessage(make([]byte, 0, grpcPrefixBytes+len(s.Body)), s.Body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build upstream request: %w", err)
 	}

@@ -19,7 +19,8 @@ type AgentGRPC struct {
 	// PublicAddress is the host:port written into the rewritten card's
 	// gRPC interface. Default: Listen.
 	PublicAddress string `yaml:"public_address"`
-	// Upstream is the host:port of the agent's gRPC service.
+	// Upstream is the host:port of the agent's gRPC service. Default: the
+	// gRPC interface the agent's card names, read when first needed.
 	Upstream string `yaml:"upstream"`
 	// UpstreamTLS reaches the agent over TLS (HTTP/2 by ALPN) instead of
 	// h2c.
@@ -129,7 +130,7 @@ func (c *Config) validateGRPC(add func(field, format string, args ...any)) {
 		if _, ok := checkHostPort(a.GRPC.PublicAddress); !ok {
 			add(f+".public_address", "want host:port, got %q", a.GRPC.PublicAddress)
 		}
-		if _, ok := checkHostPort(a.GRPC.Upstream); !ok {
+		if _, ok := checkHostPort(a.GRPC.Upstream); !ok && a.GRPC.Upstream != "" {
 			add(f+".upstream", "want the agent's gRPC host:port, got %q", a.GRPC.Upstream)
 		}
 		if t := a.GRPC.TLS; t != nil && (t.CertFile == "" || t.KeyFile == "") {

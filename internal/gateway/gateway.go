@@ -187,6 +187,7 @@ func (g *Gateway) build(ctx context.Context) error {
 		StreamEventID:       pushserve.StreamEventID,
 		OversizedCredential: oversizedCredential(authn),
 		GRPCOnly:            cards.GRPCOnly,
+		GRPCUpstream:        cards.GRPCUpstream,
 	})
 	if err != nil {
 		return err

@@ -527,9 +527,11 @@ func TestGRPCOnlyAgent(t *testing.T) {
 			`"supportedInterfaces":[{"url":"`+agentAddr+`","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`)
 	}))
 	t.Cleanup(card.Close)
+	// No grpc.upstream: the address is the one the agent's card names.
 	e := startGRPCEnv(t, func(c *config.Config) {
 		agentAddr = c.Agents[0].GRPC.Upstream
 		c.Agents[0].URL = card.URL
+		c.Agents[0].GRPC.Upstream = ""
 	})
 	_, body := e.Do(t, http.MethodGet, e.AgentBase+"/.well-known/agent-card.json", "", "1.0", nil)
 	if want := `"supportedInterfaces":[{"protocolBinding":"GRPC","protocolVersion":"1.0","url":"` + e.addr + `"}]`; !bytes.Contains(body, []byte(want)) {
@@ -622,4 +624,33 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestGRPCStreamCap: gRPC streams count against limits.max_streams with
+// SSE ones; one over the cap is RESOURCE_EXHAUSTED with a retry hint.
+func TestGRPCStreamCap(t *testing.T) {
+	e := startGRPCEnv(t, func(c *config.Config) { c.Limits.MaxStreams = 1 })
+	ctx := e.as(t, "acme")
+	held, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("cap-1", "hold")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("cap-2", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = recvAll(t, st)
+	refused := wantCode(t, err, codes.ResourceExhausted)
+	var hinted bool
+	for _, d := range refused.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay().AsDuration() > 0 {
+			hinted = true
+		}
+	}
+	if !hinted {
+		t.Fatalf("no RetryInfo in %v", refused.Proto())
+	}
 }

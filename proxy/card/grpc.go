@@ -3,6 +3,7 @@ package card
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -132,3 +133,45 @@ type cardInterface struct {
 }
 
 func isBinding(got, want string) bool { return strings.EqualFold(strings.TrimSpace(got), want) }
+
+// GRPCAddress is the address of the agent's own gRPC interface, as its
+// card (fetched from upstreamCardURLs, not the rewritten one) names it: the
+// first gRPC entry of supportedInterfaces or additionalInterfaces, or the
+// card's url when gRPC is its preferred transport. "" when it names none.
+func (c *Cache) GRPCAddress(ctx context.Context, upstreamCardURLs []string) (string, error) {
+	ctx, cancel := c.fetchContext(ctx)
+	defer cancel()
+	raw, err := c.fetchCard(ctx, upstreamCardURLs, "")
+	if err != nil {
+		return "", err
+	}
+	var card struct {
+		URL                  string `json:"url"`
+		PreferredTransport   string `json:"preferredTransport"`
+		AdditionalInterfaces []struct {
+			URL       string `json:"url"`
+			Transport string `json:"transport"`
+		} `json:"additionalInterfaces"`
+		SupportedInterfaces []struct {
+			URL             string `json:"url"`
+			ProtocolBinding string `json:"protocolBinding"`
+		} `json:"supportedInterfaces"`
+	}
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMalformedCard, err)
+	}
+	for _, i := range card.SupportedInterfaces {
+		if isGRPCBinding(i.ProtocolBinding) {
+			return i.URL, nil
+		}
+	}
+	if isGRPCBinding(card.PreferredTransport) {
+		return card.URL, nil
+	}
+	for _, i := range card.AdditionalInterfaces {
+		if isGRPCBinding(i.Transport) {
+			return i.URL, nil
+		}
+	}
+	return "", nil
+}

@@ -127,6 +127,12 @@ func (cs *Server) GRPCOnly(ctx context.Context, a *proxy.Agent) (bool, error) {
 	return !card.OffersJSONRPC(raw), nil
 }
 
+// GRPCUpstream is the address of the gRPC interface the agent's own card
+// names.
+func (cs *Server) GRPCUpstream(ctx context.Context, a *proxy.Agent) (string, error) {
+	return cs.caches[a.Name].GRPCAddress(ctx, cardURLs(a))
+}
+
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
 func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	o := card.RewriteOptions{
