@@ -60,9 +60,6 @@ type restForm struct {
 	path   string
 	msg    proto.Message
 	skip   []string
-	// rename maps top-level member names of the body to the ones the
-	// binding uses, where the compiled definition lost a json_name.
-	rename map[string]string
 }
 
 func postForm(path string, body proto.Message) restForm {
@@ -107,7 +104,7 @@ func (a *Agent) grpcCall(ctx context.Context, v a2a.Version, want a2a.Method, re
 	switch {
 	case f.msg == nil:
 	case f.method == http.MethodPost:
-		body, err = bodyOf(f.msg, f.rename)
+		body, err = protojson.Marshal(f.msg)
 	default:
 		query, err = queryOf(f.msg, f.skip)
 	}
@@ -129,25 +126,6 @@ func (a *Agent) grpcCall(ctx context.Context, v a2a.Version, want a2a.Method, re
 		c.authorization = auth[0]
 	}
 	return c, nil
-}
-
-// bodyOf renders m as a request body, renaming its top-level members.
-func bodyOf(m proto.Message, rename map[string]string) ([]byte, error) {
-	b, err := protojson.Marshal(m)
-	if err != nil || len(rename) == 0 {
-		return b, err
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil {
-		return nil, err
-	}
-	for from, to := range rename {
-		if v, ok := members[from]; ok {
-			delete(members, from)
-			members[to] = v
-		}
-	}
-	return json.Marshal(members)
 }
 
 // queryOf renders the members of m that skip does not name as HTTP+JSON

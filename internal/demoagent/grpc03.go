@@ -28,22 +28,12 @@ func path03(name, suffix string) string {
 	return "/v1" + escapedPath(strings.Split(name, "/")...) + suffix
 }
 
-// sendForm03 is a send as the 0.3 HTTP+JSON binding posts it. The
-// definition names the message member "message" (json_name) in the option
-// list that scripts/genproto.sh removes with the field's annotations, so
-// the compiled descriptor may call it "request".
-func sendForm03(path string, in *pb.SendMessageRequest) restForm {
-	f := postForm(path, in)
-	f.rename = map[string]string{"request": "message"}
-	return f
-}
-
 func (s grpc03) SendMessage(ctx context.Context, in *pb.SendMessageRequest) (*pb.SendMessageResponse, error) {
-	return grpcUnary[pb.SendMessageResponse](ctx, s.a, a2a.V03, a2a.MethodSend, in, sendForm03("/v1/message:send", in))
+	return grpcUnary[pb.SendMessageResponse](ctx, s.a, a2a.V03, a2a.MethodSend, in, postForm("/v1/message:send", in))
 }
 
 func (s grpc03) SendStreamingMessage(in *pb.SendMessageRequest, st grpc.ServerStreamingServer[pb.StreamResponse]) error {
-	return grpcStream(st.Context(), s.a, a2a.V03, a2a.MethodStream, in, sendForm03("/v1/message:stream", in), st.Send)
+	return grpcStream(st.Context(), s.a, a2a.V03, a2a.MethodStream, in, postForm("/v1/message:stream", in), st.Send)
 }
 
 func (s grpc03) GetTask(ctx context.Context, in *pb.GetTaskRequest) (*pb.Task, error) {
