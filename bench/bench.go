@@ -247,6 +247,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if rep.Targets, rep.OpenLoop, err = r.throughput(ctx); err != nil {
 			return nil, err
 		}
+		if rep.GRPC, err = r.grpcRows(ctx); err != nil {
+			return nil, fmt.Errorf("gRPC rows: %w", err)
+		}
 	}
 	for _, t := range rep.Targets {
 		if t.Name == TargetNginx && t.Skipped == "" {

@@ -31,7 +31,7 @@ func IsChild(args []string) bool { return len(args) > 0 && args[0] == ChildComma
 // RunChild runs the child role named in args (os.Args[1:]) until ctx ends.
 func RunChild(ctx context.Context, args []string) error {
 	if !IsChild(args) || len(args) < 2 {
-		return fmt.Errorf("usage: %s upstream|bareproxy|gateway|pushagent [flags]", ChildCommand)
+		return fmt.Errorf("usage: %s upstream|bareproxy|gateway|pushagent|grpcupstream|grpcproxy [flags]", ChildCommand)
 	}
 	role, rest := args[1], args[2:]
 	switch role {
@@ -43,6 +43,10 @@ func RunChild(ctx context.Context, args []string) error {
 		return runGatewayChild(ctx, rest)
 	case "pushagent":
 		return runPushAgentChild(ctx, rest)
+	case "grpcupstream":
+		return runGRPCUpstreamChild(ctx, rest)
+	case "grpcproxy":
+		return runGRPCProxyChild(ctx, rest)
 	}
 	return fmt.Errorf("unknown child role %q", role)
 }

@@ -43,6 +43,8 @@ type Report struct {
 	GatewayRevision string         `json:"gateway_revision"`
 	Settings        Settings       `json:"settings"`
 	Targets         []TargetResult `json:"targets"`
+	// GRPC holds the gRPC rows, nil when none ran.
+	GRPC *GRPCResult `json:"grpc,omitempty"`
 	// Ratios compare the gateway with the bare proxies; absent when either
 	// side was not measured.
 	Ratios *Ratios `json:"ratios,omitempty"`
@@ -295,6 +297,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, mrow, "stacks in use", kib(st.StackBeforeBytes/1024), kib(st.StackAfterBytes/1024), fmt.Sprintf("%.1f KiB", st.StackPerStreamKiB))
 		fmt.Fprintf(&b, mrow, "goroutines", fmt.Sprintf("%.0f", st.GoroutinesBefore), fmt.Sprintf("%.0f", st.GoroutinesAfter), fmt.Sprintf("%.2f", st.GoroutinesPerStream))
 	}
+	r.GRPC.writeTable(&b)
 	r.writePushTable(&b)
 	if len(r.Verdicts) > 0 {
 		b.WriteString("\ntargets:\n")

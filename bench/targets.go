@@ -340,8 +340,8 @@ func selectTargets(ts []target, names []string) (map[string]bool, error) {
 	}
 	selected := map[string]bool{}
 	for _, n := range names {
-		if !known[n] {
-			return nil, fmt.Errorf("unknown target %q (targets: %s)", n, strings.Join(all, ", "))
+		if !known[n] && !isGRPCTarget(n) {
+			return nil, fmt.Errorf("unknown target %q (targets: %s)", n, strings.Join(append(all, grpcTargets...), ", "))
 		}
 		selected[n] = true
 	}

@@ -344,6 +344,11 @@ func (d *Deduper) replay(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 		return a2a.ErrInternal
 	}
 	d.count(s, "replayed")
+	if s.Op.Binding == a2a.BindingGRPC {
+		w.Header().Set(ReplayHeader, "true")
+		proxy.WriteGRPCMessages(w, s.Op.Version, res.Body)
+		return nil
+	}
 	body := res.Body
 	if s.Op.Binding == a2a.BindingJSONRPC && !bytes.Equal(res.RPCID, s.Op.RPCID) && !s.Op.Method.Streaming() {
 		// Same answer, but addressed to the retry's request id.
@@ -377,6 +382,9 @@ func (d *Deduper) attach(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 	rec := &bufferWriter{header: http.Header{}}
 	if err := next(rec, r3, s3); err != nil {
 		return err
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		return attachGRPC(w, s, get, rec)
 	}
 	task := rec.buf.Bytes()
 	if s.Op.Binding == a2a.BindingJSONRPC {
@@ -419,9 +427,12 @@ func fingerprint(op *a2a.Operation, body []byte) (string, error) {
 	defer releaseCanonicalizer(c)
 	var canon []byte
 	var err error
-	if op.Binding == a2a.BindingJSONRPC {
+	switch op.Binding {
+	case a2a.BindingJSONRPC:
 		canon, err = c.canonicalParams(body)
-	} else {
+	case a2a.BindingGRPC:
+		canon, err = canonicalGRPC(op.Version, body)
+	default:
 		canon, err = c.canonicalValue(body)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
 // teeWriter passes the answer to the caller and keeps a bounded copy.
@@ -81,7 +82,7 @@ func (p *streamProbe) WriteHeader(code int) {
 		return
 	}
 	p.decided = true
-	if code == http.StatusOK && strings.HasPrefix(p.header.Get("Content-Type"), a2a.SSEContentType) {
+	if code == http.StatusOK && (strings.HasPrefix(p.header.Get("Content-Type"), a2a.SSEContentType) || proxy.GRPCStreamStarted(p.header)) {
 		p.streamed = true
 		for k, v := range p.header {
 			p.w.Header()[k] = v

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/interop/goagent"
@@ -60,49 +61,57 @@ func goSDKVersion(ctx context.Context) (report.SDK, error) {
 	return report.SDK{Name: goSDK, Version: v}, nil
 }
 
-// startJSAgent runs js/agent.mjs and returns its base URL.
-func startJSAgent(ctx context.Context, dir string) (*proc.Proc, string, error) {
+// startJSAgent runs js/agent.mjs and returns its base URL and gRPC
+// host:port.
+func startJSAgent(ctx context.Context, dir string) (p *proc.Proc, base, grpcAddress string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	logPath := filepath.Join(dir, "js-agent.log")
 	p, line, err := proc.StartReady(ctx, "js agent", exec.Command("node", "js/agent.mjs"), logPath)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	var ready struct {
-		Port int `json:"port"`
+		Port     int `json:"port"`
+		GRPCPort int `json:"grpcPort"`
 	}
-	if err := json.Unmarshal(line, &ready); err != nil || ready.Port == 0 {
+	if err := json.Unmarshal(line, &ready); err != nil || ready.Port == 0 || ready.GRPCPort == 0 {
 		p.Stop()
-		return nil, "", fmt.Errorf("js agent: unexpected readiness line %q", line)
+		return nil, "", "", fmt.Errorf("js agent: unexpected readiness line %q", line)
 	}
-	return p, fmt.Sprintf("http://127.0.0.1:%d", ready.Port), nil
+	return p, fmt.Sprintf("http://127.0.0.1:%d", ready.Port), fmt.Sprintf("127.0.0.1:%d", ready.GRPCPort), nil
 }
 
-// startGoAgent serves the a2a-go agent on a loopback port of this process;
-// stop closes its server and open streams.
-func startGoAgent(dir string) (stop func(), base string, err error) {
+// startGoAgent serves the a2a-go agent on two loopback ports of this
+// process, HTTP and gRPC; stop closes its servers and open streams.
+func startGoAgent(dir string) (stop func(), base, grpcAddress string, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ln.Close()
+		return nil, "", "", err
 	}
 	logFile, err := os.OpenFile(filepath.Join(dir, "go-agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		ln.Close()
-		return nil, "", err
+		gln.Close()
+		return nil, "", "", err
 	}
-	base = "http://" + ln.Addr().String()
+	base, grpcAddress = "http://"+ln.Addr().String(), gln.Addr().String()
 	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := &http.Server{Handler: goagent.New(base, log), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
+	agent := goagent.New(base, grpcAddress, log)
+	srv := &http.Server{Handler: agent.HTTP, ReadHeaderTimeout: 10 * time.Second}
+	var served sync.WaitGroup
+	served.Go(func() { _ = srv.Serve(ln) })
+	served.Go(func() { _ = agent.GRPC.Serve(gln) })
 	stop = func() {
 		_ = srv.Close()
-		<-served
+		agent.GRPC.Stop()
+		served.Wait()
 		logFile.Close()
 	}
-	return stop, base, nil
+	return stop, base, grpcAddress, nil
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -41,10 +42,15 @@ type upstream struct {
 	URL         string
 	JSONRPCPath string
 	RESTPath    string
+	// GRPC is the agent's gRPC host:port; GRPCListen the gateway's gRPC
+	// listener for it, chosen when the gateway starts.
+	GRPC       string
+	GRPCListen string
 }
 
 // gatewayConfig is the configuration the suite runs the gateway with:
-// loopback only, bearer tokens from the development issuer, the embedded
+// loopback only (every agent also on a gRPC listener of its own, h2c, to
+// the agent's gRPC service), bearer tokens from the development issuer, the embedded
 // store, deduplication on (the default), both tenants allowed on every
 // agent, and the push relay on. The relay signs notifications with the
 // suite's own key and may call webhooks on loopback for the first tenant
@@ -82,6 +88,9 @@ agents:
 {{- if .RESTPath}}
     rest_path: "{{.RESTPath}}"
 {{- end}}
+    grpc:
+      listen: "{{.GRPCListen}}"
+      upstream: "{{.GRPC}}"
     policy:
       tenants: [{{$tenants}}]
 {{- end}}
@@ -94,6 +103,8 @@ const pushKeyID = "interop-push"
 type gateway struct {
 	proc   *proc.Proc
 	public string // http://127.0.0.1:port
+	// grpc is each agent's gRPC listener (host:port), by agent name.
+	grpc map[string]string
 }
 
 // agentBase is an agent's URL on the gateway.
@@ -192,6 +203,14 @@ func tryStartGateway(ctx context.Context, bin, dir, jwks, pushKey string, agents
 	if err != nil {
 		return nil, false, err
 	}
+	agents = slices.Clone(agents)
+	grpcListeners := map[string]string{}
+	for i := range agents {
+		if agents[i].GRPCListen, err = freeAddr(); err != nil {
+			return nil, false, err
+		}
+		grpcListeners[agents[i].Name] = agents[i].GRPCListen
+	}
 	var cfg bytes.Buffer
 	err = gatewayConfig.Execute(&cfg, map[string]any{
 		"Listen": listen, "Admin": admin, "Issuer": issuer, "Audience": audience, "JWKS": jwks, "Agents": agents,
@@ -213,7 +232,7 @@ func tryStartGateway(ctx context.Context, bin, dir, jwks, pushKey string, agents
 		p.Stop()
 		return nil, errors.Is(err, errExitedEarly), fmt.Errorf("gateway: %w\n%s", err, proc.Tail(logPath, 30))
 	}
-	return &gateway{proc: p, public: "http://" + listen}, false, nil
+	return &gateway{proc: p, public: "http://" + listen, grpc: grpcListeners}, false, nil
 }
 
 var errExitedEarly = errors.New("exited before it was ready")

@@ -70,12 +70,12 @@ func TestInterop(t *testing.T) {
 	}
 
 	t.Log("starting the agents and the webhook receiver")
-	jsAgent, jsBase, err := startJSAgent(ctx, dir)
+	jsAgent, jsBase, jsGRPC, err := startJSAgent(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(jsAgent.Stop)
-	stopGoAgent, goBase, err := startGoAgent(dir)
+	stopGoAgent, goBase, goGRPC, err := startGoAgent(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,8 @@ func TestInterop(t *testing.T) {
 
 	t.Log("starting the gateway")
 	gw, err := startGateway(ctx, bin, dir, jwks, pushKey, []upstream{
-		{Name: "js", URL: jsBase, JSONRPCPath: jsAgentJSONRPCPath, RESTPath: jsAgentRESTPath},
-		{Name: "go", URL: goBase, JSONRPCPath: goagent.JSONRPCPath},
+		{Name: "js", URL: jsBase, JSONRPCPath: jsAgentJSONRPCPath, RESTPath: jsAgentRESTPath, GRPC: jsGRPC},
+		{Name: "go", URL: goBase, JSONRPCPath: goagent.JSONRPCPath, GRPC: goGRPC},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestInterop(t *testing.T) {
 		}
 		a := agents[p.Agent.Name]
 		run := clientRun{
-			base: gw.agentBase(a.mount), agentProbe: a.base, webhook: hooks.URL,
+			base: gw.agentBase(a.mount), grpcAddress: gw.grpc[a.mount], agentProbe: a.base, webhook: hooks.URL,
 			token: tokens[alice], otherToken: tokens[bob], cases: cases,
 		}
 		t.Logf("%s: running %d cases", p, len(cases))
@@ -128,7 +128,7 @@ func TestInterop(t *testing.T) {
 			outcomes, runErr = runJSClient(ctx, dir, p, run, caseTimeout)
 		case goSDK:
 			outcomes = goclient.Run(ctx, goclient.Config{
-				Base: run.base, Token: run.token, OtherToken: run.otherToken,
+				Base: run.base, GRPCAddress: run.grpcAddress, OverGRPC: p.Binding == grpcName, Token: run.token, OtherToken: run.otherToken,
 				Probe: probe.New(run.agentProbe, run.webhook), CaseTimeout: caseTimeout,
 			}, cases)
 		default:

@@ -17,16 +17,17 @@ import (
 )
 
 // jsBinding is how js/client.mjs spells a binding.
-var jsBinding = map[string]string{jsonRPC: "JSONRPC", httpJSON: "HTTP+JSON"}
+var jsBinding = map[string]string{jsonRPC: "JSONRPC", httpJSON: "HTTP+JSON", grpcName: "GRPC"}
 
 // clientRun is one client runner's invocation against one agent.
 type clientRun struct {
-	base       string // the agent on the gateway
-	agentProbe string // the agent's own base URL
-	webhook    string
-	token      string
-	otherToken string
-	cases      []report.Case
+	base        string // the agent on the gateway
+	grpcAddress string // the gateway's gRPC listener for the agent
+	agentProbe  string // the agent's own base URL
+	webhook     string
+	token       string
+	otherToken  string
+	cases       []report.Case
 }
 
 // runJSClient runs js/client.mjs for one pair and returns its outcomes.
@@ -41,6 +42,7 @@ func runJSClient(ctx context.Context, dir string, p report.Pair, r clientRun, pe
 		"--base", r.base,
 		"--binding", jsBinding[p.Binding],
 		"--version", p.Protocol,
+		"--grpc-address", r.grpcAddress,
 		"--agent-probe", r.agentProbe,
 		"--webhook", r.webhook,
 		"--cases", strings.Join(names, ","),

@@ -6,6 +6,7 @@ import "github.com/a2a-gateway/a2a-gateway/interop/internal/report"
 const (
 	jsonRPC  = "JSON-RPC"
 	httpJSON = "HTTP+JSON"
+	grpcName = "gRPC"
 	v10      = "1.0"
 	v03      = "0.3"
 )
@@ -17,18 +18,26 @@ const (
 )
 
 // pairs is every client/agent combination the SDKs' versions allow, in
-// table order. a2a-go v0.3 speaks only 0.3 over JSON-RPC (and gRPC, which
-// the gateway does not proxy); @a2a-js/sdk speaks 1.0 and, with its
-// compatibility layer, 0.3, over both bindings.
+// table order. a2a-go v0.3 speaks only 0.3, over JSON-RPC and gRPC;
+// @a2a-js/sdk speaks 1.0 and, with its compatibility layer, 0.3, over all
+// three bindings. The JS client against the JS agent over gRPC at 0.3 is
+// left out: the JS agent's card lists its gRPC interface at 1.0 and at 0.3,
+// and the gateway's rewritten card keeps only the first gRPC entry, so the
+// client finds no 0.3 gRPC interface. It goes back in, as
+// {js, js, grpcName, v03}, once the card keeps one entry per version.
 func pairs(js, goSDKVersion report.SDK) []report.Pair {
 	return []report.Pair{
 		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v10},
 		{Client: js, Agent: js, Binding: httpJSON, Protocol: v10},
+		{Client: js, Agent: js, Binding: grpcName, Protocol: v10},
 		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v03},
 		{Client: js, Agent: js, Binding: httpJSON, Protocol: v03},
 		{Client: js, Agent: goSDKVersion, Binding: jsonRPC, Protocol: v03},
+		{Client: js, Agent: goSDKVersion, Binding: grpcName, Protocol: v03},
 		{Client: goSDKVersion, Agent: js, Binding: jsonRPC, Protocol: v03},
+		{Client: goSDKVersion, Agent: js, Binding: grpcName, Protocol: v03},
 		{Client: goSDKVersion, Agent: goSDKVersion, Binding: jsonRPC, Protocol: v03},
+		{Client: goSDKVersion, Agent: goSDKVersion, Binding: grpcName, Protocol: v03},
 	}
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the interop suite needs: the npm packages pinned in
-# package-lock.json (npm ci) and the Go modules of interop/go.mod.
+# package-lock.json (npm ci: @a2a-js/sdk, and @grpc/grpc-js with
+# @bufbuild/protobuf for its gRPC transports) and the Go modules of
+# interop/go.mod.
 # Node.js 20 or later must be on the machine.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,4 +19,4 @@ fi
 
 npm ci --no-audit --no-fund --loglevel=error
 go mod download
-echo "interop/setup.sh: done (@a2a-js/sdk $(node -p 'require("./node_modules/@a2a-js/sdk/package.json").version'), $(go list -m -f '{{.Path}} {{.Version}}' github.com/a2aproject/a2a-go))"
+echo "interop/setup.sh: done (@a2a-js/sdk $(node -p 'require("./node_modules/@a2a-js/sdk/package.json").version'), @grpc/grpc-js $(node -p 'require("./node_modules/@grpc/grpc-js/package.json").version'), $(go list -m -f '{{.Path}} {{.Version}}' github.com/a2aproject/a2a-go))"

@@ -33,6 +33,8 @@ type Agent struct {
 	pools              [2]*upstream
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
+	// grpc reaches the agent's gRPC service; nil without a grpc section.
+	grpc *grpcUpstream
 }
 
 // newAgent builds an Agent with its own connection pools.
@@ -82,4 +84,5 @@ func (a *Agent) close() {
 	for _, p := range a.pools {
 		p.closeIdle()
 	}
+	a.grpc.close()
 }

@@ -25,6 +25,12 @@ func (g *Gateway) Call(ctx context.Context, agent string, v a2a.Version, m a2a.M
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeouts.Request.D())
 	defer cancel()
+	if over, err := g.callsOverGRPC(ctx, a); err != nil || over {
+		if err != nil {
+			return nil, fmt.Errorf("call %s %s: %w", agent, m, err)
+		}
+		return g.callGRPC(ctx, a, v, m, params)
+	}
 	body := a2a.RPCRequest(v, m, callID, params)
 	u := a.upstreamURL(a.cfg.JSONRPCPath, "")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))

@@ -31,6 +31,12 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 	if !ok {
 		return fmt.Errorf("call stream: unknown agent %q", agent)
 	}
+	if over, err := g.callsOverGRPC(ctx, a); err != nil || over {
+		if err != nil {
+			return fmt.Errorf("call stream %s %s: %w", agent, m, err)
+		}
+		return g.callStreamGRPC(ctx, a, v, m, params, yield)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wait := a.cfg.Timeouts.Request.D()

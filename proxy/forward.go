@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -64,6 +63,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 			wait = min(wait, idle)
 		}
 		headersLate = time.AfterFunc(wait, func() { cancelCause(context.DeadlineExceeded) })
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		return g.forwardGRPC(w, r, s, clientCtx, ctx, headersLate)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery).String(), bytes.NewReader(s.Body))
 	if err != nil {
@@ -237,24 +239,10 @@ func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, pay
 // connection) or an event that cannot be recorded is the caller's error:
 // its answer while nothing was written, else the stream's last event.
 func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
-	open := g.metrics.OpenStreams.WithLabelValues(s.Agent.Name)
-	open.Inc()
-	defer open.Dec()
-
 	// The body is closed when the stream must stop for a reason the reader
 	// cannot see (draining, idle timeout): that unblocks Next.
-	stop := context.AfterFunc(g.drainCtx, func() { resp.Body.Close() })
-	defer stop()
-	idleLimit := s.Agent.cfg.Timeouts.StreamIdle.D()
-	var idle *time.Timer
-	var idled atomic.Bool
-	if idleLimit > 0 {
-		idle = time.AfterFunc(idleLimit, func() {
-			idled.Store(true)
-			resp.Body.Close()
-		})
-		defer idle.Stop()
-	}
+	watch := g.watchStream(s, resp.Body)
+	defer watch.done()
 
 	// The status line waits for the first event: if that event cannot be
 	// recorded, the caller still gets a proper error instead of an empty
@@ -295,13 +283,13 @@ func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, 
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			if err := g.streamEnd(r, s, err, idled.Load()); err != nil {
+			if err := g.streamEnd(r, s, err, watch.idledOut()); err != nil {
 				return fail(err)
 			}
 			return nil
 		}
-		if idle != nil && !ev.KeepAlive() {
-			idle.Reset(idleLimit)
+		if !ev.KeepAlive() {
+			watch.sawData()
 		}
 		var id string
 		if !ev.KeepAlive() {

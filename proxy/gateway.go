@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 )
@@ -37,6 +38,13 @@ type Options struct {
 	// carries a credential too large to be accepted, else nil: the header
 	// is then refused with 431.
 	OversizedCredential func(http.Header) *a2a.Error
+	// GRPCOnly reports whether the gateway's own calls (Call, CallStream)
+	// to an agent with a grpc section go over gRPC: its card offers no
+	// JSON-RPC. Nil: never.
+	GRPCOnly func(context.Context, *Agent) (bool, error)
+	// GRPCUpstream is the host:port of the gRPC interface an agent's own
+	// card names, for an agent whose grpc section names no upstream.
+	GRPCUpstream func(context.Context, *Agent) (string, error)
 }
 
 // CardServer serves an agent's (rewritten) card.
@@ -57,6 +65,8 @@ type Gateway struct {
 	trusted   trustedProxies
 	// oversizedCredential: see Options.OversizedCredential.
 	oversizedCredential func(http.Header) *a2a.Error
+	grpcOnly            func(context.Context, *Agent) (bool, error)
+	grpcUpstream        func(context.Context, *Agent) (string, error)
 	// accessLog is the access log's configuration; tenantOnSpans is
 	// tracing.tenant_attribute.
 	accessLog     config.AccessLogOptions
@@ -80,6 +90,8 @@ func New(o Options) (*Gateway, error) {
 		eventID:   o.StreamEventID,
 
 		oversizedCredential: o.OversizedCredential,
+		grpcOnly:            o.GRPCOnly,
+		grpcUpstream:        o.GRPCUpstream,
 		accessLog:           o.Config.Log.Access,
 		tenantOnSpans:       o.Config.Tracing.TenantAttribute,
 	}
@@ -95,6 +107,7 @@ func New(o Options) (*Gateway, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.grpc = newGRPCUpstream(ac, o.Config.Limits.GRPC)
 		g.agents[ac.Name] = a
 	}
 	// The pipeline, assembled once: stages wrap the forwarder in order.
@@ -115,6 +128,9 @@ func (g *Gateway) Agent(name string) (*Agent, bool) {
 // DrainStreams ends every open stream cleanly and refuses new ones; called
 // during shutdown once the stream grace period is over.
 func (g *Gateway) DrainStreams() { g.drainStart() }
+
+// StreamsDrained is closed when DrainStreams ends the open streams.
+func (g *Gateway) StreamsDrained() <-chan struct{} { return g.drainCtx.Done() }
 
 // Close releases the upstream connection pools.
 func (g *Gateway) Close() {
@@ -158,7 +174,7 @@ func (g *Gateway) route(w http.ResponseWriter, r *http.Request) {
 		a2a.WriteRESTError(w, a2a.RESTVersion(r), a2a.ErrMethodNotFound.WithMessage("no agent is mounted at "+agentsPrefix+clip(name)))
 		return
 	}
-	g.serveAgent(w, r, a, rel)
+	g.serveAgent(w, r, a, rel, 0)
 }
 
 // mount is the agent a request is for and the path below its mount; nil
@@ -173,8 +189,9 @@ func (g *Gateway) mount(r *http.Request) (*Agent, string) {
 }
 
 // serveAgent classifies the request, runs the pipeline and accounts for it.
-func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, rel string) {
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) && g.checkHeader(r) == nil {
+// binding is the listener's when it serves one binding only (gRPC), else 0.
+func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, rel string, binding a2a.Binding) {
+	if binding == 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead) && isCardPath(rel) && g.checkHeader(r) == nil {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		nameSpan(r, "card "+a.Name)
@@ -183,7 +200,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		return
 	}
 	r = r.WithContext(request.OnPath(r.Context()))
-	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{}}
+	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{Binding: binding}}
 	rec := &statusRecorder{ResponseWriter: w}
 	err := g.classify(rec, r, s)
 	if err == nil {
@@ -203,6 +220,8 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		result = g.writeError(rec, r, s, err)
 	} else if rec.status >= 400 {
 		result = fmt.Sprintf("upstream_%dxx", rec.status/100)
+	} else if code := grpcAnswerStatus(rec.Header()); code != "" {
+		result = "upstream_grpc_" + code
 	}
 	op := s.Op.Method.String()
 	took := time.Since(s.Start)
@@ -220,6 +239,9 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 // classifies the operation into s.Op. Errors before the body is read take
 // the binding and version the path and header say.
 func (g *Gateway) classify(w http.ResponseWriter, r *http.Request, s *Scope) error {
+	if s.Op.Binding == a2a.BindingGRPC {
+		return g.classifyGRPC(w, r, s)
+	}
 	cfg := s.Agent.cfg
 	isRPC := r.Method == http.MethodPost && strings.TrimSuffix(s.relPath, "/") == strings.TrimSuffix(cfg.JSONRPCPath, "/")
 	if isRPC {
@@ -325,6 +347,12 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 	if w.wrote {
 		// A stream already started: relayStream ended it with the error as
 		// its last event.
+		return ae.Reason
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		// Not closeUnread: the connection carries other calls, and an
+		// unread body of this one is reset with its stream.
+		grpcwire.WriteError(w, s.Op.Version, ae)
 		return ae.Reason
 	}
 	closeUnread(w, r)

@@ -21,16 +21,7 @@ func (g *Gateway) guard(w http.ResponseWriter, r *http.Request, next http.Handle
 		next(w, r) // guarded already
 		return
 	}
-	b := &timedBody{ReadCloser: r.Body}
-	if r.ContentLength != 0 {
-		// The deadline also bounds what net/http reads of a body the
-		// handler left unread, before it answers.
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(g.limits.BodyTimeout.D())) == nil {
-			b.rc = rc
-		}
-	}
-	r.Body = b
+	g.timeBody(w, r)
 	// An agent's requests are refused by classify, in their binding's shape.
 	if a, _ := g.mount(r); a == nil {
 		if e := g.checkHeader(r); e != nil {
@@ -41,6 +32,21 @@ func (g *Gateway) guard(w http.ResponseWriter, r *http.Request, next http.Handle
 		}
 	}
 	next(w, r)
+}
+
+// timeBody bounds the reading of the request's body by
+// limits.body_timeout.
+func (g *Gateway) timeBody(w http.ResponseWriter, r *http.Request) {
+	b := &timedBody{ReadCloser: r.Body}
+	if r.ContentLength != 0 {
+		// The deadline also bounds what net/http reads of a body the
+		// handler left unread, before it answers.
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(g.limits.BodyTimeout.D())) == nil {
+			b.rc = rc
+		}
+	}
+	r.Body = b
 }
 
 // timedBody lifts the body's read deadline once the body has been read to

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 )
 
@@ -80,18 +81,22 @@ func (s *Scope) AddObserver(o Observer) { s.observers = append(s.observers, o) }
 // Derive makes the request and scope for another operation on the same
 // agent, binding and version, as the gateway's own call on the caller's
 // behalf (a duplicate send turned into a subscribe, for example). body is
-// the JSON-RPC request; REST operations are built from op alone.
+// the JSON-RPC request, from whose params a gRPC request is encoded; REST
+// operations are built from op alone.
 func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.Request, *Scope) {
 	d := *s
 	d.Op = op
 	d.observers = nil
 	d.streamGate = nil
 	r2 := r.Clone(r.Context())
-	if op.Binding == a2a.BindingJSONRPC {
+	switch op.Binding {
+	case a2a.BindingGRPC:
+		d.Body = deriveGRPC(op, body)
+	case a2a.BindingJSONRPC:
 		r2.Method = http.MethodPost
 		d.relPath = s.Agent.cfg.JSONRPCPath
 		d.Body = body
-	} else {
+	default:
 		method, path := a2a.RESTPath(op.Method, op.Version, op.TaskID, op.PushConfigID)
 		r2.Method = method
 		d.relPath = strings.TrimSuffix(s.Agent.cfg.RESTPath, "/") + path
@@ -103,10 +108,11 @@ func (s *Scope) Derive(r *http.Request, op *a2a.Operation, body []byte) (*http.R
 }
 
 // SetTenant makes the upstream request carry tenant as its A2A 1.0 routing
-// tenant: the path prefix on REST, params.tenant on JSON-RPC. It replaces
-// whatever tenant the caller named. On JSON-RPC the new value is spliced
-// into the body as sent: every other member, and the order, escapes and
-// white space around it, keep their bytes.
+// tenant: the path prefix on REST, params.tenant on JSON-RPC, the request
+// message's tenant field on gRPC. It replaces whatever tenant the caller
+// named. On JSON-RPC and gRPC the new value is spliced into the body as
+// sent: every other member (field), and the order, escapes and white space
+// around it, keep their bytes.
 func (s *Scope) SetTenant(tenant string) error {
 	if s.Op.Binding == a2a.BindingREST {
 		base := strings.TrimSuffix(s.Agent.cfg.RESTPath, "/")
@@ -118,6 +124,14 @@ func (s *Scope) SetTenant(tenant string) error {
 		}
 		s.relPath = base + "/" + url.PathEscape(tenant) + rest
 		s.Op.Tenant = tenant
+		return nil
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		body, err := grpcwire.SetTenant(s.Op.Version, s.Op.Method, s.Body, tenant)
+		if err != nil {
+			return err
+		}
+		s.Body, s.Op.Tenant = body, tenant
 		return nil
 	}
 	value, err := json.Marshal(tenant)

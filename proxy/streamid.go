@@ -44,19 +44,24 @@ func (g *Gateway) observeStream(ctx context.Context, s *Scope, data []byte) (out
 	if err != nil {
 		return nil, "", err
 	}
-	if g.eventID != nil {
-		id = g.eventID(s, ev, result)
-	}
-	s.eventID = id
-	out, err = g.observeParsed(ctx, s, ev, data, result)
-	s.eventID = ""
-	if err != nil {
+	if out, id, err = g.observeEvent(ctx, s, ev, data, result); err != nil {
 		return nil, "", err
 	}
 	if ev.Kind == a2a.EventError {
 		out = a2a.AgentError(ev.ErrorCode).RPCErrorBody(s.Op.Version, s.Op.RPCID)
 	}
 	return out, id, nil
+}
+
+// observeEvent names one parsed stream event and observes it.
+func (g *Gateway) observeEvent(ctx context.Context, s *Scope, ev a2a.Event, payload, result []byte) (out []byte, id string, err error) {
+	if g.eventID != nil {
+		id = g.eventID(s, ev, result)
+	}
+	s.eventID = id
+	out, err = g.observeParsed(ctx, s, ev, payload, result)
+	s.eventID = ""
+	return out, id, err
 }
 
 // Result is the answer or stream event being observed without its

@@ -26,6 +26,7 @@ gen() { # <proto path under internal/pb/proto> <Go package directory under inter
     s/^import "google\/api\/[^"]+";\n//mg;
     s/\s*option \(google\.api\.http\) = (\{(?:[^{}]++|(?1))*\});//g;
     s/\s*option \(google\.api\.method_signature\) = "[^"]*";//g;
+    s/\[\(google\.api\.field_behavior\) = \w+,\s*/[/g;
     s/\s*\[\(google\.api\.field_behavior\)[^\]]*\]//g;
   ' "internal/pb/proto/$1" >"$work/src/$1"
   if grep -n "google\.api" "$work/src/$1"; then

@@ -132,6 +132,14 @@ func (f *Flow) dropCallerCredential(s *proxy.Scope, af *agentFlow) error {
 	if af.cfg.Delivery != config.DeliverMetadata {
 		return nil
 	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		body, err := grpcMessageMetadata(s, CredentialMetadataKey, nil)
+		if err != nil {
+			return errGRPCMetadata
+		}
+		s.Body = body
+		return nil
+	}
 	s.Body = withoutMessageMetadata(s.Body, s.Op.Binding == a2a.BindingJSONRPC, CredentialMetadataKey)
 	return nil
 }
@@ -158,7 +166,13 @@ func (f *Flow) deliver(r *http.Request, s *proxy.Scope, af *agentFlow, cred cred
 	case config.DeliverHeader:
 		return r.WithContext(proxy.WithUpstreamHeader(r.Context(), af.cfg.Header, cred.Token)), nil
 	case config.DeliverMetadata:
-		body, err := withMessageMetadata(s.Body, s.Op.Binding == a2a.BindingJSONRPC, CredentialMetadataKey, cred.headerValue())
+		var body []byte
+		var err error
+		if s.Op.Binding == a2a.BindingGRPC {
+			body, err = grpcMessageMetadata(s, CredentialMetadataKey, cred.headerValue())
+		} else {
+			body, err = withMessageMetadata(s.Body, s.Op.Binding == a2a.BindingJSONRPC, CredentialMetadataKey, cred.headerValue())
+		}
 		if err != nil {
 			return r, err
 		}

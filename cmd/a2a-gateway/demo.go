@@ -68,6 +68,21 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	agentSrv := &http.Server{Handler: agent, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = agentSrv.Serve(agentLn) }()
 	defer agentSrv.Close()
+	agentGRPCLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	agent.SetGRPCAddress(agentGRPCLn.Addr().String())
+	agentGRPC := agent.GRPCServer()
+	go func() { _ = agentGRPC.Serve(agentGRPCLn) }()
+	defer agentGRPC.Stop()
+	// The gateway's gRPC listener for the demo agent, on a free port: the
+	// rewritten card names it.
+	gwGRPCLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer gwGRPCLn.Close()
 
 	pub, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -96,7 +111,8 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	if err := os.Setenv(demoConsoleKeyEnv, newDemoKey()); err != nil {
 		return err
 	}
-	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, keyPath+".jwks.json", pushKeyPath, hookAddr.String())
+	grpcSection := &config.AgentGRPC{Listen: gwGRPCLn.Addr().String(), Upstream: agentGRPCLn.Addr().String()}
+	cfg := demoConfig(pub.Addr().String(), adm.Addr().String(), agentURL, grpcSection, keyPath+".jwks.json", pushKeyPath, hookAddr.String())
 	stopTracing, err := startTracing(ctx, log)
 	if err != nil {
 		pub.Close()
@@ -123,7 +139,7 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 		return err
 	}
 	printDemo(out, cfg, keyPath, token, opsToken, hookURL)
-	return gw.Serve(ctx, pub, adm)
+	return gw.ServeGRPC(ctx, pub, adm, map[string]net.Listener{"demo": gwGRPCLn})
 }
 
 // demoOpsTokenEnv holds the demo's ops API token, made up at start-up.
@@ -155,11 +171,11 @@ func writeDemoPushKey(path string) error {
 }
 
 // demoConfig is the configuration the demo runs with: the demo agent (also
-// mounted as "calendar", which needs a credential), the embedded store,
-// the development issuer, and the push relay signing with pushKeyPath,
-// where tenant "demo" alone may have webhooks on hook (host:port), the
-// demo's receiver on loopback.
-func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hook string) *config.Config {
+// mounted as "calendar", which needs a credential; over gRPC as grpc says),
+// the embedded store, the development issuer, and the push relay signing
+// with pushKeyPath, where tenant "demo" alone may have webhooks on hook
+// (host:port), the demo's receiver on loopback.
+func demoConfig(listen, admin, agentURL string, grpc *config.AgentGRPC, jwksPath, pushKeyPath, hook string) *config.Config {
 	cfg := &config.Config{
 		Listen:      listen,
 		AdminListen: admin,
@@ -191,7 +207,7 @@ func demoConfig(listen, admin, agentURL, jwksPath, pushKeyPath, hook string) *co
 		Agents: []config.Agent{
 			// Short budgets, so a "never" task is escalated in the ops view
 			// a few seconds after it starts.
-			{Name: "demo", URL: agentURL, Namespace: "demo", Watchdog: demoWatchdog},
+			{Name: "demo", URL: agentURL, Namespace: "demo", Watchdog: demoWatchdog, GRPC: grpc},
 			// The same agent below its secure path, where every task needs a
 			// credential: the auth-required flow with a direct hand-off. One
 			// agent under two URLs, so one namespace: a task is one task

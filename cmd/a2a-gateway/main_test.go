@@ -33,7 +33,8 @@ func TestDemoConfigAndToken(t *testing.T) {
 	t.Setenv(demoOpsTokenEnv, "0123456789abcdef0123")
 	t.Setenv(demoAuthFlowKeyEnv, newDemoKey())
 	t.Setenv(demoConsoleKeyEnv, newDemoKey())
-	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", key+".jwks.json", filepath.Join(dir, "push-key.pem"), "127.0.0.1:4")
+	cfg := demoConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3", &config.AgentGRPC{Listen: "127.0.0.1:5", Upstream: "127.0.0.1:6"},
+		key+".jwks.json", filepath.Join(dir, "push-key.pem"), "127.0.0.1:4")
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("demo configuration: %v", err)
 	}
@@ -342,7 +343,11 @@ func TestDemoRuns(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("card: %v %v", resp, err)
 	}
+	card, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if err != nil || !strings.Contains(string(card), `"GRPC"`) {
+		t.Fatalf("the demo card lists no gRPC interface: %s %v", card, err)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Command demo-agent serves the demo A2A agent: the upstream of the
 // gateway's quickstart and integration tests.
 //
-//	demo-agent -addr 127.0.0.1:9001 [-public-url URL] [-push=true] [-step-delay 50ms]
+//	demo-agent -addr 127.0.0.1:9001 [-grpc 127.0.0.1:50061] [-public-url URL] [-push=true] [-step-delay 50ms]
 package main
 
 import (
@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
 )
@@ -40,6 +42,7 @@ func run(args []string, logOut io.Writer) error {
 	push := fs.Bool("push", true, "advertise and send native push notifications")
 	stepDelay := fs.Duration("step-delay", 50*time.Millisecond, "pause between streamed steps")
 	name := fs.String("name", "Demo Agent", "agent card name")
+	grpcAddr := fs.String("grpc", "", "also serve A2A over gRPC (both versions, h2c) on this listen address, listed in the card")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,13 +71,31 @@ func run(args []string, logOut io.Writer) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("demo agent listening", "addr", ln.Addr().String(), "card", base+"/.well-known/agent-card.json", "push", *push)
+	var grpcSrv *grpc.Server
+	grpcListening := ""
+	if *grpcAddr != "" {
+		gln, err := net.Listen("tcp", *grpcAddr)
+		if err != nil {
+			agent.Close()
+			_ = srv.Close()
+			return fmt.Errorf("listen gRPC: %w", err)
+		}
+		grpcListening = gln.Addr().String()
+		agent.SetGRPCAddress(grpcListening)
+		grpcSrv = agent.GRPCServer()
+		go func() { served <- grpcSrv.Serve(gln) }()
+	}
+	log.Info("demo agent listening", "addr", ln.Addr().String(), "grpc", grpcListening, "card", base+"/.well-known/agent-card.json", "push", *push)
 
 	select {
 	case err := <-served:
 		agent.Close()
+		_ = srv.Close()
+		if grpcSrv != nil {
+			grpcSrv.Stop()
+		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -84,8 +105,26 @@ func run(args []string, logOut io.Writer) error {
 	agent.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if grpcSrv != nil {
+		stopGRPC(sctx, grpcSrv)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// stopGRPC lets open gRPC calls finish until ctx ends, then cuts them.
+func stopGRPC(ctx context.Context, s *grpc.Server) {
+	stopped := make(chan struct{})
+	go func() {
+		s.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		s.Stop()
+		<-stopped
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
 )
 
 func TestRunRejectsBadFlags(t *testing.T) {
@@ -18,6 +24,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"-addr"},
 		{"stray-argument"},
 		{"-no-such-flag"},
+		{"-grpc", "not-an-address"},
 	}
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -34,12 +41,12 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	logR, logW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run([]string{"-addr", "127.0.0.1:0", "-push=false", "-step-delay", "5ms", "-name", "Cmd Agent"}, logW)
+		done <- run([]string{"-addr", "127.0.0.1:0", "-grpc", "127.0.0.1:0", "-push=false", "-step-delay", "5ms", "-name", "Cmd Agent"}, logW)
 		logW.Close()
 	}()
 
 	lines := bufio.NewScanner(logR)
-	addr := ""
+	addr, grpcAddr := "", ""
 	for addr == "" && lines.Scan() {
 		line := lines.Text()
 		if !strings.Contains(line, "demo agent listening") {
@@ -48,6 +55,9 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "addr="); ok {
 				addr = v
+			}
+			if v, ok := strings.CutPrefix(f, "grpc="); ok {
+				grpcAddr = v
 			}
 		}
 	}
@@ -72,6 +82,20 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || card.Name != "Cmd Agent" || card.URL != "http://"+addr || card.Capabilities.PushNotifications {
 		t.Fatalf("card %+v, %v", card, err)
+	}
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := pb.NewA2AServiceClient(conn).SendMessage(ctx, &pb.SendMessageRequest{Message: &pb.Message{
+		MessageId: "m-1", Role: pb.Role_ROLE_USER, Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "hello"}}},
+	}})
+	if err != nil || res.GetTask().GetStatus().GetState() != pb.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("gRPC send on %q: %v %v", grpcAddr, res, err)
 	}
 
 	// run has installed its signal handler before logging, so this signal

@@ -16,11 +16,18 @@ type Binding uint8
 const (
 	BindingJSONRPC Binding = iota + 1
 	BindingREST
+	// BindingGRPC is A2A over gRPC: protobuf messages, read by
+	// internal/grpcwire into the same Operation as the JSON bindings.
+	BindingGRPC
 )
 
+// String is the binding's name in logs, traces and metric labels.
 func (b Binding) String() string {
-	if b == BindingREST {
+	switch b {
+	case BindingREST:
 		return "rest"
+	case BindingGRPC:
+		return "grpc"
 	}
 	return "jsonrpc"
 }

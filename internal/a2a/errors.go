@@ -126,6 +126,15 @@ func (e *Error) info() errorInfo {
 	return ei
 }
 
+// RetryAfterSeconds is e's retry hint in whole seconds as every binding
+// sends it (rounded up, at least 1); 0 when e has none.
+func (e *Error) RetryAfterSeconds() int {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return retrySeconds(e.RetryAfter)
+}
+
 func retrySeconds(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	if s < 1 {

@@ -138,6 +138,8 @@ type Limits struct {
 	MaxCardBytes int64 `yaml:"max_card_bytes"`
 	// CardFetchTimeout bounds one fetch of an agent card. Default 10s.
 	CardFetchTimeout duration.Duration `yaml:"card_fetch_timeout"`
+	// GRPC bounds the agents' gRPC listeners.
+	GRPC GRPCLimits `yaml:"grpc"`
 }
 
 // ShutdownOptions bounds graceful termination.
@@ -193,6 +195,9 @@ type Agent struct {
 	Push AgentPush `yaml:"push"`
 	// AuthFlow opts the agent into auth challenges.
 	AuthFlow *AgentAuthFlow `yaml:"auth_flow"`
+	// GRPC serves the agent over the gRPC binding too, on a listener of
+	// its own.
+	GRPC *AgentGRPC `yaml:"grpc"`
 }
 
 // AgentTimeouts bound the exchanges with one agent.
@@ -321,6 +326,7 @@ func (c *Config) ApplyDefaults() {
 	if c.Limits.CardFetchTimeout == 0 {
 		c.Limits.CardFetchTimeout = duration.Duration(10 * time.Second)
 	}
+	c.applyGRPCDefaults()
 	if c.Shutdown.Timeout == 0 {
 		c.Shutdown.Timeout = duration.Duration(30 * time.Second)
 	}
@@ -501,6 +507,7 @@ func (c *Config) ValidateEnv(env Env) error {
 		}
 	}
 	validateNamespaces(c.Agents, add)
+	c.validateGRPC(add)
 	return errors.Join(errs...)
 }
 

@@ -101,6 +101,15 @@ func TestRejects(t *testing.T) {
 		{"trusted proxy not a cidr", minimal + "trusted_proxies: [10.0.0.0/8, lb.internal]\n", "trusted_proxies[1]: want a CIDR"},
 		{"trusted proxy host bits", minimal + "trusted_proxies: [10.0.0.1/8]\n", "trusted_proxies[0]"},
 		{"trusted proxy zone", minimal + "trusted_proxies: [\"fe80::1%eth0\"]\n", "trusted_proxies[0]"},
+		{"grpc h2c off loopback", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "0.0.0.0:50051", upstream: "127.0.0.1:50061"}`, 1), "agents[0].grpc.listen: h2c (no tls) is served on loopback only"},
+		{"grpc listen not host:port", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "50051", upstream: "127.0.0.1:50061"}`, 1), "agents[0].grpc.listen: want host:port"},
+		{"grpc listen on the public listener", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "127.0.0.1:8080", upstream: "127.0.0.1:50061"}`, 1), `agents[0].grpc.listen: "127.0.0.1:8080" is already listen`},
+		{"grpc upstream not host:port", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "127.0.0.1:50051", upstream: "http://a"}`, 1), "agents[0].grpc.upstream: want the agent's gRPC host:port"},
+		{"grpc public address not host:port", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "127.0.0.1:50051", upstream: "127.0.0.1:50061", public_address: "https://gw"}`, 1), "agents[0].grpc.public_address: want host:port"},
+		{"grpc tls without key", strings.Replace(minimal, `url: "http://127.0.0.1:9001"`, `url: "http://127.0.0.1:9001", grpc: {listen: "0.0.0.0:50051", upstream: "127.0.0.1:50061", tls: {cert_file: a.pem}}`, 1), "agents[0].grpc.tls: cert_file and key_file are both required"},
+		{"grpc streams per connection", minimal + "limits: {grpc: {max_concurrent_streams: 20000}}\n", "limits.grpc.max_concurrent_streams"},
+		{"grpc ping timeout over interval", minimal + "limits: {grpc: {ping_interval: 10s, ping_timeout: 11s}}\n", "limits.grpc.ping_timeout"},
+		{"grpc tiny request limit", minimal + "limits: {grpc: {max_request_bytes: 10}}\n", "limits.grpc.max_request_bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package demoagent is a self-contained A2A agent: the upstream behind the
 // gateway's quickstart and integration tests. It speaks A2A 1.0, 0.3 and the
-// pre-0.2 tasks/send dialect over JSON-RPC and HTTP+JSON, and the first word
-// of each message picks a scenario that drives the task into any state.
+// pre-0.2 tasks/send dialect over JSON-RPC and HTTP+JSON, 1.0 and 0.3 over
+// gRPC (GRPCServer), and the first word of each message picks a scenario
+// that drives the task into any state.
 //
 // It accepts every caller and sends push notifications to any URL it is
 // given: it is a test and demo peer, never an exposed service.
@@ -57,10 +58,13 @@ type Received struct {
 	// Op is what package a2a read from the request; zero for card fetches.
 	Op         a2a.Operation
 	HTTPMethod string
-	Path       string
-	Header     http.Header
-	Body       []byte
-	At         time.Time
+	// Path is the URL path, or for a gRPC call its full method name
+	// ("/lf.a2a.v1.A2AService/SendMessage"); Header then holds its metadata
+	// and Body the request message in the protobuf encoding.
+	Path   string
+	Header http.Header
+	Body   []byte
+	At     time.Time
 }
 
 // Agent is the demo agent. It is an http.Handler serving every binding on
@@ -73,6 +77,7 @@ type Agent struct {
 	log       *slog.Logger
 	client    *http.Client
 	baseURL   atomic.Pointer[string]
+	grpcAddr  atomic.Pointer[string]
 
 	// ctx ends with Close; it bounds every runner, push and stream.
 	ctx  context.Context
@@ -146,7 +151,11 @@ func (a *Agent) ResetRequests() {
 }
 
 func (a *Agent) record(r *http.Request, op *a2a.Operation, body []byte) {
-	rec := Received{HTTPMethod: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}
+	a.keep(Received{HTTPMethod: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, At: time.Now()}, op)
+}
+
+// keep records rec with the operation read from it, if any.
+func (a *Agent) keep(rec Received, op *a2a.Operation) {
 	if op != nil {
 		rec.Op = *op
 	}

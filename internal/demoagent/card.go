@@ -13,30 +13,40 @@ import (
 // card builds the agent card. It is a hybrid: the 0.3 fields (url,
 // preferredTransport, additionalInterfaces, protocolVersion) and the 1.0
 // supportedInterfaces side by side, so clients of either version can read
-// it. Every interface shares the base URL: 0.3 HTTP+JSON adds /v1 itself.
+// it. Every HTTP interface shares the base URL: 0.3 HTTP+JSON adds /v1
+// itself; the gRPC interfaces, when set, name the gRPC server.
 func (a *Agent) card(extended bool) obj {
 	base := a.base()
 	iface := func(binding string, v a2a.Version) obj {
 		return obj{"url": base, "protocolBinding": binding, "protocolVersion": v.String()}
+	}
+	additional := []obj{
+		{"url": base, "transport": bindingJSONRPC},
+		{"url": base, "transport": bindingHTTPJSON},
+	}
+	supported := []obj{
+		iface(bindingJSONRPC, a2a.V10), iface(bindingHTTPJSON, a2a.V10),
+		iface(bindingJSONRPC, a2a.V03), iface(bindingHTTPJSON, a2a.V03),
+	}
+	if g := a.grpcAddress(); g != "" {
+		// gRPC interfaces name a bare host:port, which the SDKs dial as is.
+		additional = append(additional, obj{"url": g, "transport": bindingGRPC})
+		supported = append(supported,
+			obj{"url": g, "protocolBinding": bindingGRPC, "protocolVersion": a2a.V10.String()},
+			obj{"url": g, "protocolBinding": bindingGRPC, "protocolVersion": a2a.V03.String()})
 	}
 	return obj{
 		"name":        a.name,
 		"description": "Demonstration A2A agent: the first word of a message picks a scenario that drives the task into any state.",
 		"version":     "1.0.0",
 
-		"url":                base,
-		"preferredTransport": bindingJSONRPC,
-		"additionalInterfaces": []obj{
-			{"url": base, "transport": bindingJSONRPC},
-			{"url": base, "transport": bindingHTTPJSON},
-		},
+		"url":                               base,
+		"preferredTransport":                bindingJSONRPC,
+		"additionalInterfaces":              additional,
 		"protocolVersion":                   cardProtocolVersion03,
 		"supportsAuthenticatedExtendedCard": true,
 
-		"supportedInterfaces": []obj{
-			iface(bindingJSONRPC, a2a.V10), iface(bindingHTTPJSON, a2a.V10),
-			iface(bindingJSONRPC, a2a.V03), iface(bindingHTTPJSON, a2a.V03),
-		},
+		"supportedInterfaces": supported,
 		"capabilities": obj{
 			"streaming":              !a.noStream,
 			"pushNotifications":      a.push,

@@ -1,6 +1,7 @@
 package demoagent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,6 +21,9 @@ type call struct {
 	// query is the REST query string; nil for JSON-RPC.
 	query         url.Values
 	authorization string
+	// plainBlocking marks a 0.3 gRPC send, whose configuration.blocking
+	// cannot be told apart from absent when false.
+	plainBlocking bool
 }
 
 // dialectFor is the dialect to answer about t in. The 0.3 names tasks/get,
@@ -87,7 +91,7 @@ func (a *Agent) serveRPC(w http.ResponseWriter, r *http.Request, body []byte) {
 	// ClassifyRPC has checked the body is valid JSON.
 	_ = json.Unmarshal(body, &env)
 	c := &call{op: op, d: dialect{v: op.Version}, params: env.Params, authorization: r.Header.Get("Authorization")}
-	rep, e := a.dispatch(r, c)
+	rep, e := a.dispatch(r.Context(), c)
 	if e != nil {
 		a2a.WriteRPCError(w, op.Version, op.RPCID, e)
 		return
@@ -120,7 +124,7 @@ func (a *Agent) serveREST(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	d := dialect{v: op.Version, proto: op.Version == a2a.V03}
 	c := &call{op: op, d: d, params: body, query: r.URL.Query(), authorization: r.Header.Get("Authorization")}
-	rep, e := a.dispatch(r, c)
+	rep, e := a.dispatch(r.Context(), c)
 	switch {
 	case e != nil:
 		a2a.WriteRESTError(w, op.Version, e)
@@ -147,11 +151,8 @@ func (a *Agent) writeJSON(w http.ResponseWriter, status int, contentType string,
 }
 
 // writeStream writes an SSE answer. It returns when the stream ends, the
-// client leaves or the agent closes, and always drops its subscription.
+// client leaves or the agent closes.
 func (a *Agent) writeStream(w http.ResponseWriter, r *http.Request, s *stream, wrap func(any) any) {
-	if s.sub != nil {
-		defer a.unsubscribe(s.t, s.sub)
-	}
 	h := w.Header()
 	h.Set("Content-Type", a2a.SSEContentType)
 	h.Set("Cache-Control", "no-cache")
@@ -159,7 +160,7 @@ func (a *Agent) writeStream(w http.ResponseWriter, r *http.Request, s *stream, w
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	n := 0
-	send := func(payload any) bool {
+	a.pump(r.Context(), s, func(payload any) bool {
 		b, err := json.Marshal(wrap(payload))
 		if err != nil {
 			a.log.Error("stream event not encoded", "err", err)
@@ -170,6 +171,16 @@ func (a *Agent) writeStream(w http.ResponseWriter, r *http.Request, s *stream, w
 			return false
 		}
 		return rc.Flush() == nil
+	})
+}
+
+// pump hands send the stream's first answer, then each event of the task
+// until one ends the stream, send fails, the caller leaves (ctx) or the
+// agent closes. It always drops the subscription. Every binding's streams
+// go through it, so they end on the same events.
+func (a *Agent) pump(ctx context.Context, s *stream, send func(payload any) bool) {
+	if s.sub != nil {
+		defer a.unsubscribe(s.t, s.sub)
 	}
 	if !send(s.first) || s.sub == nil {
 		return
@@ -180,7 +191,7 @@ func (a *Agent) writeStream(w http.ResponseWriter, r *http.Request, s *stream, w
 			if !ok || !send(s.d.event(s.t.id, s.t.contextID, ev)) || ev.closesStream() {
 				return
 			}
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return
 		case <-a.ctx.Done():
 			return

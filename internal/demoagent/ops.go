@@ -3,7 +3,6 @@ package demoagent
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"strings"
 	"time"
 
@@ -15,7 +14,7 @@ var (
 	errNoStreaming  = a2a.ErrUnsupportedOperation.WithMessage("this agent does not stream; send and poll the task instead")
 )
 
-func (a *Agent) dispatch(r *http.Request, c *call) (reply, *a2a.Error) {
+func (a *Agent) dispatch(ctx context.Context, c *call) (reply, *a2a.Error) {
 	a.log.Debug("request", "method", c.op.Method.String(), "version", c.op.Version.String(),
 		"binding", c.op.Binding.String(), "task", c.op.TaskID)
 	if a.isClosed() {
@@ -26,7 +25,7 @@ func (a *Agent) dispatch(r *http.Request, c *call) (reply, *a2a.Error) {
 	}
 	switch c.op.Method {
 	case a2a.MethodSend, a2a.MethodStream:
-		return a.send(r.Context(), c)
+		return a.send(ctx, c)
 	case a2a.MethodGetTask:
 		return a.getTask(c)
 	case a2a.MethodListTasks:
@@ -114,7 +113,7 @@ func (a *Agent) send(ctx context.Context, c *call) (reply, *a2a.Error) {
 		return reply{stream: s}, nil
 	}
 	a.mu.Unlock()
-	if in.blocking() {
+	if in.blocking(c.plainBlocking) {
 		a.await(ctx, t)
 	}
 	a.mu.Lock()

@@ -100,8 +100,10 @@ func (in *sendIn) text() string {
 	return strings.Join(texts, " ")
 }
 
-// blocking reports whether the caller waits for a terminal or interrupted state.
-func (in *sendIn) blocking() bool {
+// blocking reports whether the caller waits for a terminal or interrupted
+// state. absentIsFalse is set where blocking is a plain protobuf bool (0.3
+// gRPC): a configuration without it asks not to wait.
+func (in *sendIn) blocking(absentIsFalse bool) bool {
 	c := in.Configuration
 	if c == nil {
 		return true
@@ -109,7 +111,10 @@ func (in *sendIn) blocking() bool {
 	if c.ReturnImmediately {
 		return false
 	}
-	return c.Blocking == nil || *c.Blocking
+	if c.Blocking == nil {
+		return !absentIsFalse
+	}
+	return *c.Blocking
 }
 
 func (in *sendIn) historyLength() int {

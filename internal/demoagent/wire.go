@@ -26,6 +26,7 @@ const (
 	// Agent card values.
 	bindingJSONRPC        = "JSONRPC"
 	bindingHTTPJSON       = "HTTP+JSON"
+	bindingGRPC           = "GRPC"
 	cardProtocolVersion03 = "0.3.0"
 	wellKnownCardPath     = "/.well-known/agent-card.json"
 	legacyCardPath        = "/.well-known/agent.json"

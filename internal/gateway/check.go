@@ -58,6 +58,7 @@ func Check(cfg *config.Config, env config.Env) error {
 	if _, _, err := cardserve.LoadSigner(cfg.CardSigning); err != nil {
 		add(err)
 	}
+	add(checkGRPCTLS(cfg))
 	if cfg.Push.Enabled {
 		if _, err := push.NewSigner(push.SignerOptionsOf(&cfg.Push)); err != nil {
 			add(fmt.Errorf("push.%w", err))

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +56,9 @@ type Gateway struct {
 	public   http.Handler
 	admin    http.Handler
 	closers  []func()
+	// draining is closed when shutdown begins; the gRPC listeners' health
+	// then reports NOT_SERVING.
+	draining chan struct{}
 }
 
 // New builds every component. It does not listen; see Run, or mount
@@ -62,7 +67,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, e
 	if err := Check(cfg, config.ProcessEnv); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	g := &Gateway{cfg: cfg, log: log, registry: prometheus.NewRegistry(), draining: make(chan struct{})}
 	if err := g.build(ctx); err != nil {
 		g.Close()
 		return nil, err
@@ -181,6 +186,8 @@ func (g *Gateway) build(ctx context.Context) error {
 		// Streams carry event-log ids, for resuming (push/serve).
 		StreamEventID:       pushserve.StreamEventID,
 		OversizedCredential: oversizedCredential(authn),
+		GRPCOnly:            cards.GRPCOnly,
+		GRPCUpstream:        cards.GRPCUpstream,
 	})
 	if err != nil {
 		return err
@@ -395,17 +402,46 @@ func (g *Gateway) Run(ctx context.Context) error {
 }
 
 // Serve is Run on listeners the caller opened; the public one is held to
-// limits.max_connections.
+// limits.max_connections. The agents' gRPC listeners are opened at their
+// grpc.listen addresses.
 func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
+	return g.ServeGRPC(ctx, pub, adm, nil)
+}
+
+// ServeGRPC is Serve with the gRPC listeners of some agents, by name,
+// opened by the caller too.
+func (g *Gateway) ServeGRPC(ctx context.Context, pub, adm net.Listener, grpcLn map[string]net.Listener) error {
 	l := g.cfg.Limits
-	pub = newLimitListener(pub, l.MaxConnections, g.log)
+	grpcLn, err := g.grpcListeners(grpcLn)
+	if err != nil {
+		pub.Close()
+		adm.Close()
+		return err
+	}
 	// The public server reads headers up to twice the limit, so that the
 	// gateway refuses an oversized one itself, in the caller's shape; the
 	// admin listener needs no such answer.
 	servers := []*http.Server{newServer(g.public, l, 2*l.MaxHeaderBytes, g.log), newServer(g.admin, l, l.MaxHeaderBytes, g.log)}
-	errc := make(chan error, 2)
-	for i, l := range []net.Listener{pub, adm} {
-		go func() { errc <- servers[i].Serve(l) }()
+	listeners := []net.Listener{newLimitListener(pub, l.MaxConnections, g.log), adm}
+	serve := []func(*http.Server, net.Listener) error{(*http.Server).Serve, (*http.Server).Serve}
+	for _, a := range g.cfg.Agents {
+		if ln, ok := grpcLn[a.Name]; ok {
+			srv, err := g.grpcServer(a)
+			if err != nil {
+				for _, l := range append(listeners, slices.Collect(maps.Values(grpcLn))...) {
+					l.Close()
+				}
+				return err
+			}
+			servers = append(servers, srv)
+			listeners = append(listeners, newLimitListener(ln, l.MaxConnections, g.log))
+			serve = append(serve, serveGRPC)
+			g.log.Info("gRPC listening", "agent", a.Name, "address", ln.Addr().String(), "tls", a.GRPC.TLS != nil)
+		}
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- serve[i](srv, listeners[i]) }()
 	}
 	g.log.Info("gateway listening", "public", pub.Addr().String(), "admin", adm.Addr().String(), "store", g.store.Kind())
 
@@ -414,6 +450,7 @@ func (g *Gateway) Serve(ctx context.Context, pub, adm net.Listener) error {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	}
+	close(g.draining)
 	g.log.Info("shutting down", "timeout", g.cfg.Shutdown.Timeout.D().String(), "stream_grace", g.cfg.Shutdown.StreamGrace.D().String())
 	shutCtx, cancel := context.WithTimeout(context.Background(), g.cfg.Shutdown.Timeout.D())
 	defer cancel()

@@ -1,8 +1,8 @@
 // Package goagent is the interop suite's agent built with
 // github.com/a2aproject/a2a-go: its default request handler served over
-// JSON-RPC (A2A 0.3, the only version that SDK speaks), with the SDK's HTTP
-// push sender, plus an out-of-band probe under /interop/ that the cases
-// read.
+// JSON-RPC and gRPC (A2A 0.3, the only version that SDK speaks), with the
+// SDK's HTTP push sender, plus an out-of-band probe under /interop/ that the
+// cases read.
 package goagent
 
 import (
@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2agrpc"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"github.com/a2aproject/a2a-go/a2asrv/push"
@@ -22,9 +25,16 @@ const JSONRPCPath = "/jsonrpc"
 
 const pushTimeout = 5 * time.Second
 
-// New returns the agent as an http.Handler for the given base URL, which
+// Agent is the agent's two servers, sharing one request handler: HTTP
+// (JSON-RPC, the card, the probe) and gRPC (the a2a.v1 service).
+type Agent struct {
+	HTTP http.Handler
+	GRPC *grpc.Server
+}
+
+// New returns the agent for the given base URL and gRPC host:port, which
 // its card advertises.
-func New(baseURL string, log *slog.Logger) http.Handler {
+func New(baseURL, grpcAddress string, log *slog.Logger) *Agent {
 	st := newState()
 	handler := a2asrv.NewHandler(
 		&executor{st: st},
@@ -37,17 +47,26 @@ func New(baseURL string, log *slog.Logger) http.Handler {
 	)
 	mux := http.NewServeMux()
 	mux.Handle("POST "+JSONRPCPath, a2asrv.NewJSONRPCHandler(handler))
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card(baseURL)))
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card(baseURL, grpcAddress)))
 	st.mount(mux)
-	return mux
+	grpcServer := grpc.NewServer()
+	a2agrpc.NewHandler(handler).RegisterWith(grpcServer)
+	return &Agent{HTTP: mux, GRPC: grpcServer}
 }
 
-func card(baseURL string) *a2a.AgentCard {
+// card lists the gRPC interface by its bare host:port, which the SDKs dial
+// as is.
+func card(baseURL, grpcAddress string) *a2a.AgentCard {
+	jsonrpc := strings.TrimRight(baseURL, "/") + JSONRPCPath
 	return &a2a.AgentCard{
 		Name:               "interop-go-agent",
 		Description:        "Agent built with a2a-go for the a2a-gateway interoperability suite.",
-		URL:                strings.TrimRight(baseURL, "/") + JSONRPCPath,
+		URL:                jsonrpc,
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
+		AdditionalInterfaces: []a2a.AgentInterface{
+			{URL: jsonrpc, Transport: a2a.TransportProtocolJSONRPC},
+			{URL: grpcAddress, Transport: a2a.TransportProtocolGRPC},
+		},
 		ProtocolVersion:    "0.3.0",
 		Version:            "1.0.0",
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},

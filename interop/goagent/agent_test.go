@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
@@ -23,19 +26,31 @@ import (
 const hang = 30 * time.Second
 
 // start serves the agent on loopback and connects an a2a-go client to it
-// directly, from its own card.
+// directly, from its own card, over JSON-RPC.
 func start(t *testing.T) (*a2aclient.Client, *probe.Client) {
+	return startWith(t, a2a.TransportProtocolJSONRPC)
+}
+
+// startWith connects the client over the given transport.
+func startWith(t *testing.T, transport a2a.TransportProtocol) (*a2aclient.Client, *probe.Client) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := "http://" + ln.Addr().String()
-	srv := httptest.NewUnstartedServer(New(base, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	agent := New(base, gln.Addr().String(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewUnstartedServer(agent.HTTP)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
+	go func() { _ = agent.GRPC.Serve(gln) }()
+	t.Cleanup(agent.GRPC.Stop)
 
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
@@ -46,7 +61,11 @@ func start(t *testing.T) (*a2aclient.Client, *probe.Client) {
 	if card.URL != base+JSONRPCPath || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
 		t.Fatalf("card advertises %s over %s", card.URL, card.PreferredTransport)
 	}
-	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{}))
+	client, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithJSONRPCTransport(&http.Client{}),
+		a2aclient.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{transport}}),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,19 +142,23 @@ func TestResumeAfterInput(t *testing.T) {
 }
 
 func TestStreamOrder(t *testing.T) {
-	client, _ := start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	var got []string
-	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: text("stream 2")}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, describe(ev))
-	}
-	want := []string{"task:submitted", "status:working", "artifact:chunk 1", "artifact:chunk 2", "status:completed"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("events %q, want %q", got, want)
+	for _, transport := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolGRPC} {
+		t.Run(string(transport), func(t *testing.T) {
+			client, _ := startWith(t, transport)
+			ctx, cancel := context.WithTimeout(context.Background(), hang)
+			defer cancel()
+			var got []string
+			for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: text("stream 2")}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, describe(ev))
+			}
+			want := []string{"task:submitted", "status:working", "artifact:chunk 1", "artifact:chunk 2", "status:completed"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("events %q, want %q", got, want)
+			}
+		})
 	}
 }
 

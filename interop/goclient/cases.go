@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/a2a-gateway/a2a-gateway/interop/internal/probe"
@@ -268,14 +271,25 @@ func casePushConfig(ctx context.Context, e *env) (string, error) {
 	return fmt.Sprintf("config %s created, read, listed and deleted", cfgID), nil
 }
 
-func expectTaskNotFound(what string, err error) error {
+// notFound names the refusal the client must see for another tenant's task.
+func (e *env) notFound() string {
+	if e.grpc {
+		return "gRPC status NOT_FOUND"
+	}
+	return "a2a.ErrTaskNotFound"
+}
+
+// expectTaskNotFound checks a refusal. The a2a-go gRPC client hands back
+// the gRPC status as it came, without turning it into an a2a error: over
+// gRPC, TaskNotFound is the status NOT_FOUND.
+func (e *env) expectTaskNotFound(what string, err error) error {
 	if err == nil {
 		return fmt.Errorf("%s: succeeded for another tenant's task", what)
 	}
-	if !errors.Is(err, a2a.ErrTaskNotFound) {
-		return fmt.Errorf("%s: want a2a.ErrTaskNotFound, got %w", what, err)
+	if e.grpc && status.Code(err) == codes.NotFound || !e.grpc && errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%s: want %s, got %w", what, e.notFound(), err)
 }
 
 func caseTenantIsolation(ctx context.Context, e *env) (string, error) {
@@ -285,7 +299,7 @@ func caseTenantIsolation(ctx context.Context, e *env) (string, error) {
 	}
 	_, getErr := e.other.GetTask(ctx, &a2a.TaskQueryParams{ID: t.ID})
 	_, cancelErr := e.other.CancelTask(ctx, &a2a.TaskIDParams{ID: t.ID})
-	if err := errors.Join(expectTaskNotFound("GetTask", getErr), expectTaskNotFound("CancelTask", cancelErr)); err != nil {
+	if err := errors.Join(e.expectTaskNotFound("GetTask", getErr), e.expectTaskNotFound("CancelTask", cancelErr)); err != nil {
 		return "", err
 	}
 	own, err := e.client.GetTask(ctx, &a2a.TaskQueryParams{ID: t.ID})
@@ -295,18 +309,18 @@ func caseTenantIsolation(ctx context.Context, e *env) (string, error) {
 	if own.ID != t.ID {
 		return "", fmt.Errorf("GetTask by the owner answered %s", own.ID)
 	}
-	return fmt.Sprintf("the other tenant gets a2a.ErrTaskNotFound for task %s", t.ID), nil
+	return fmt.Sprintf("the other tenant gets %s for task %s", e.notFound(), t.ID), nil
 }
 
 // expectStreamTaskNotFound reads a stream the other tenant opened on a
-// task not its own: it must end with a2a.ErrTaskNotFound before any event.
-// A stream that ends without an error is what a refusal written as plain
-// JSON looks like to this client.
-func expectStreamTaskNotFound(what string, events iter.Seq2[a2a.Event, error]) error {
+// task not its own: it must end with the not-found refusal before any
+// event. A stream that ends without an error is what a refusal written as
+// plain JSON looks like to this client.
+func (e *env) expectStreamTaskNotFound(what string, events iter.Seq2[a2a.Event, error]) error {
 	// The first item decides: an error, or an event the caller must not get.
 	for ev, err := range events {
 		if err != nil {
-			return expectTaskNotFound(what, err)
+			return e.expectTaskNotFound(what, err)
 		}
 		return fmt.Errorf("%s: the other tenant got an event: %T", what, ev)
 	}
@@ -319,10 +333,10 @@ func caseRefusedStream(ctx context.Context, e *env) (string, error) {
 		return "", err
 	}
 	events := e.other.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: followUp(t, "complete theirs")})
-	if err := expectStreamTaskNotFound("SendStreamingMessage", events); err != nil {
+	if err := e.expectStreamTaskNotFound("SendStreamingMessage", events); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the other tenant's stream on task %s ends with a2a.ErrTaskNotFound", t.ID), nil
+	return fmt.Sprintf("the other tenant's stream on task %s ends with %s", t.ID, e.notFound()), nil
 }
 
 func caseRefusedResubscribe(ctx context.Context, e *env) (string, error) {
@@ -330,10 +344,10 @@ func caseRefusedResubscribe(ctx context.Context, e *env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := expectStreamTaskNotFound("ResubscribeToTask", e.other.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: t.ID})); err != nil {
+	if err := e.expectStreamTaskNotFound("ResubscribeToTask", e.other.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: t.ID})); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("the other tenant's resubscription to task %s ends with a2a.ErrTaskNotFound", t.ID), nil
+	return fmt.Sprintf("the other tenant's resubscription to task %s ends with %s", t.ID, e.notFound()), nil
 }
 
 func caseDedupe(ctx context.Context, e *env) (string, error) {

@@ -6,10 +6,13 @@
 //
 //   INTEROP_TOKEN=<caller's bearer token> INTEROP_OTHER_TOKEN=<another tenant's token> \
 //   node js/client.mjs --base http://127.0.0.1:8080/agents/js --binding JSONRPC --version 1.0 \
+//     --grpc-address 127.0.0.1:8081 \
 //     --agent-probe http://127.0.0.1:9001 --webhook http://127.0.0.1:9002 --cases send,stream
 //
 // The client knows the agent only by the card it fetches from --base; tokens
-// come from the environment so they never appear in a process listing.
+// come from the environment so they never appear in a process listing. The
+// card's gRPC interface must be --grpc-address, the gateway's gRPC listener
+// for the agent.
 
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -20,11 +23,12 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { cases } from './lib/cases.mjs';
 import { Probes } from './lib/probes.mjs';
 
 const CASE_TIMEOUT_MS = 30000;
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'];
+const BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 const VERSIONS = ['1.0', '0.3'];
 
 function sdkVersion() {
@@ -46,6 +50,19 @@ function sameVersion(a, b) {
   return a.split('.').slice(0, 2).join('.') === b.split('.').slice(0, 2).join('.');
 }
 
+/**
+ * Sends the caller's token as call metadata. The gRPC transport takes no
+ * fetch: its metadata are the options' service parameters.
+ */
+function bearerInterceptor(token) {
+  return {
+    async before(args) {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, authorization: `Bearer ${token}` } };
+    },
+    async after() {},
+  };
+}
+
 function hasBearerScheme(card) {
   return Object.values(card.securitySchemes ?? {}).some(
     (s) => s.scheme?.$case === 'httpAuthSecurityScheme' && s.scheme.value.scheme.toLowerCase() === 'bearer',
@@ -56,7 +73,7 @@ function hasBearerScheme(card) {
  * Fetches the agent's card from the gateway and builds a client from it,
  * keeping only the card's interfaces of the wanted binding and version.
  */
-async function discover(base, token, binding, version) {
+async function discover(base, grpcAddress, token, binding, version) {
   const fetchImpl = authorizedFetch(token);
   const legacyCompat = { enabled: true };
   const resolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
@@ -64,7 +81,10 @@ async function discover(base, token, binding, version) {
   // card path is resolved against it.
   const card = await resolver.resolve(`${base}/`);
   const interfaces = card.supportedInterfaces ?? [];
-  const outside = interfaces.filter((i) => !i.url.startsWith(`${base}/`) && i.url !== base);
+  // A gRPC interface is a bare host:port: the gateway's listener for the agent.
+  const atGateway = (i) =>
+    i.protocolBinding.toUpperCase() === 'GRPC' ? i.url === grpcAddress : i.url.startsWith(`${base}/`) || i.url === base;
+  const outside = interfaces.filter((i) => !atGateway(i));
   if (outside.length > 0) {
     throw new Error(`the card advertises interfaces outside the gateway: ${outside.map((i) => i.url).join(', ')}`);
   }
@@ -78,8 +98,13 @@ async function discover(base, token, binding, version) {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       cardResolver: resolver,
-      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat }), new RestTransportFactory({ fetchImpl, legacyCompat })],
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl, legacyCompat }),
+        new RestTransportFactory({ fetchImpl, legacyCompat }),
+        new GrpcTransportFactory({ legacyCompat }),
+      ],
       preferredTransports: [binding],
+      clientConfig: binding === 'GRPC' ? { interceptors: [bearerInterceptor(token)] } : undefined,
     }),
   );
   const client = await factory.createFromAgentCard({ ...card, supportedInterfaces: wanted });
@@ -108,12 +133,13 @@ async function main() {
       base: { type: 'string' },
       binding: { type: 'string' },
       version: { type: 'string' },
+      'grpc-address': { type: 'string' },
       'agent-probe': { type: 'string' },
       webhook: { type: 'string' },
       cases: { type: 'string' },
     },
   });
-  for (const required of ['base', 'binding', 'version', 'agent-probe', 'webhook', 'cases']) {
+  for (const required of ['base', 'binding', 'version', 'grpc-address', 'agent-probe', 'webhook', 'cases']) {
     if (!values[required]) {
       throw new Error(`--${required} is required`);
     }
@@ -138,9 +164,15 @@ async function main() {
   let env;
   let discoveryError = '';
   try {
-    const mine = await discover(base, token, binding, values.version);
-    const theirs = await discover(base, otherToken, binding, values.version);
-    env = { client: mine.client, other: theirs.client, version: values.version, probes: new Probes(values['agent-probe'], values.webhook) };
+    const mine = await discover(base, values['grpc-address'], token, binding, values.version);
+    const theirs = await discover(base, values['grpc-address'], otherToken, binding, values.version);
+    env = {
+      client: mine.client,
+      other: theirs.client,
+      binding,
+      version: values.version,
+      probes: new Probes(values['agent-probe'], values.webhook),
+    };
     results.push({ case: 'card', status: 'pass', detail: mine.detail });
   } catch (err) {
     discoveryError = failure(err);

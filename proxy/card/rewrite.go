@@ -44,6 +44,10 @@ type RewriteOptions struct {
 	// can carry security schemes in one shape only; it gets the caller's.
 	// Zero keeps the shape the agent used.
 	Version a2a.Version
+	// GRPCAddress is the host:port of the gateway's gRPC listener for the
+	// agent; the card then lists a gRPC interface there. Empty: the agent
+	// is not served over gRPC, and its gRPC interfaces are dropped.
+	GRPCAddress string
 }
 
 // Card members the gateway owns. Everything else passes through untouched.
@@ -110,7 +114,7 @@ func Rewrite(raw []byte, o RewriteOptions) ([]byte, error) {
 	if !r.has(fieldURL) && !r.has(fieldAdditionalInterfaces) && !r.has(fieldSupportedInterfaces) {
 		return nil, fmt.Errorf("%w: neither url nor supportedInterfaces is present", ErrMalformedCard)
 	}
-	for _, step := range []func() error{r.v03Interfaces, r.v10Interfaces, r.capabilities, r.security, r.skills} {
+	for _, step := range []func() error{r.v03Interfaces, r.v03GRPC, r.v10Interfaces, r.capabilities, r.security, r.skills} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -130,6 +134,9 @@ type rewriter struct {
 	card map[string]json.RawMessage
 	urls *urlMapper
 	opts RewriteOptions
+	// grpcListed records the interface lists that have the gateway's gRPC
+	// interface.
+	grpcListed map[string]bool
 }
 
 // has reports a member that is present and not null; null is treated as
@@ -177,6 +184,9 @@ func (r *rewriter) v03Interfaces() error {
 		if kept, err = r.interfaces(fieldAdditionalInterfaces, fieldTransport); err != nil {
 			return err
 		}
+		if kept, err = r.addGRPC(fieldAdditionalInterfaces, fieldTransport, kept); err != nil {
+			return err
+		}
 		if len(kept) > 0 {
 			if err := r.set(fieldAdditionalInterfaces, kept); err != nil {
 				return err
@@ -184,6 +194,9 @@ func (r *rewriter) v03Interfaces() error {
 		} else {
 			delete(r.card, fieldAdditionalInterfaces)
 		}
+	}
+	if isGRPCBinding(preferred) && r.opts.GRPCAddress != "" {
+		return r.set(fieldURL, r.opts.GRPCAddress)
 	}
 	if proxiedBinding(preferred) && mainURL != "" {
 		mapped, err := r.urls.mapURL(mainURL)
@@ -212,6 +225,9 @@ func (r *rewriter) v10Interfaces() error {
 	if err != nil {
 		return err
 	}
+	if kept, err = r.addGRPC(fieldSupportedInterfaces, fieldProtocolBinding, kept); err != nil {
+		return err
+	}
 	if len(kept) == 0 {
 		return fmt.Errorf("%w: no entry of supportedInterfaces can be proxied", ErrNoProxiableInterface)
 	}
@@ -236,6 +252,16 @@ func (r *rewriter) interfaces(field, bindingField string) ([]map[string]json.Raw
 		}
 		if err := unmarshalMember(iface, bindingField, &binding); err != nil {
 			return nil, fmt.Errorf("%w: %s[%d]: %w", ErrMalformedCard, field, i, err)
+		}
+		if isGRPCBinding(binding) {
+			ok, err := r.grpcInterface(field, iface)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				kept = append(kept, iface)
+			}
+			continue
 		}
 		if !proxiedBinding(binding) {
 			continue
@@ -386,9 +412,10 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// proxiedBinding reports whether the gateway can carry a protocol binding.
-// It proxies HTTP only: JSON-RPC and HTTP+JSON. gRPC and custom bindings are
-// dropped from the card even when their URL is https.
+// proxiedBinding reports whether the gateway carries a protocol binding at
+// the agent's public URL: JSON-RPC and HTTP+JSON. gRPC is served on the
+// agent's gRPC listener (grpcInterface); custom bindings are dropped from
+// the card even when their URL is https.
 func proxiedBinding(b string) bool {
 	b = strings.TrimSpace(b)
 	return strings.EqualFold(b, bindingJSONRPC) || strings.EqualFold(b, bindingHTTPJSON)

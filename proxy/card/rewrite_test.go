@@ -290,8 +290,51 @@ func TestRewriteInterfaceSelection(t *testing.T) {
 	tests := []struct {
 		name string
 		card string
+		grpc string            // RewriteOptions.GRPCAddress
 		want map[string]string // member -> expected JSON; "" means absent
 	}{
+		{
+			name: "grpc configured: the gateway's listener replaces the agent's gRPC interfaces",
+			card: `{"supportedInterfaces":[{"url":"a:1","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"a:2","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{fieldSupportedInterfaces: `[{"url":"gw.example.com:443","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"` + testPublic + `/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]`},
+		},
+		{
+			name: "grpc configured: a 1.0 card without a gRPC interface gets one",
+			card: `{"supportedInterfaces":[{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{fieldSupportedInterfaces: `[{"url":"` + testPublic + `/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"gw.example.com:443","protocolBinding":"GRPC","protocolVersion":"1.0"}]`},
+		},
+		{
+			name: "grpc configured: a gRPC-only 1.0 card is served",
+			card: `{"supportedInterfaces":[{"url":"a:1","protocolBinding":"GRPC","protocolVersion":"1.0"}]}`,
+			grpc: "127.0.0.1:50051",
+			want: map[string]string{fieldSupportedInterfaces: `[{"url":"127.0.0.1:50051","protocolBinding":"GRPC","protocolVersion":"1.0"}]`},
+		},
+		{
+			name: "grpc configured: a gRPC-preferred 0.3 card keeps gRPC preferred",
+			card: `{"url":"a:1","preferredTransport":"GRPC","additionalInterfaces":[{"url":"a:1","transport":"GRPC"},{"url":"http://a/rpc","transport":"JSONRPC"}]}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{
+				fieldURL: `"gw.example.com:443"`, fieldPreferredTransport: `"GRPC"`,
+				fieldAdditionalInterfaces: `[{"url":"gw.example.com:443","transport":"GRPC"},{"url":"` + testPublic + `/rpc","transport":"JSONRPC"}]`,
+			},
+		},
+		{
+			name: "grpc configured: a 0.3 card without additionalInterfaces gets both",
+			card: `{"url":"http://a/rpc"}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{
+				fieldURL:                  `"` + testPublic + `/rpc"`,
+				fieldAdditionalInterfaces: `[{"url":"` + testPublic + `/rpc","transport":"JSONRPC"},{"url":"gw.example.com:443","transport":"GRPC"}]`,
+			},
+		},
+		{
+			name: "grpc configured: a gRPC-only 0.3 card is served",
+			card: `{"url":"a:1","preferredTransport":"GRPC"}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{fieldURL: `"gw.example.com:443"`, fieldPreferredTransport: `"GRPC"`, fieldAdditionalInterfaces: `[{"url":"gw.example.com:443","transport":"GRPC"}]`},
+		},
 		{
 			name: "grpc preferred falls back to the first proxied interface",
 			card: `{"url":"https://a/grpc","preferredTransport":"GRPC","additionalInterfaces":[{"url":"https://a/grpc","transport":"GRPC"},{"url":"http://a/rest","transport":"HTTP+JSON"},{"url":"http://a/rpc","transport":"JSONRPC"}]}`,
@@ -323,7 +366,9 @@ func TestRewriteInterfaceSelection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := Rewrite([]byte(tc.card), testOptions(t, "http://a"))
+			o := testOptions(t, "http://a")
+			o.GRPCAddress = tc.grpc
+			out, err := Rewrite([]byte(tc.card), o)
 			if err != nil {
 				t.Fatalf("Rewrite: %v", err)
 			}

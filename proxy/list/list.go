@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
@@ -90,7 +91,12 @@ func (f *Filter) newListRequest(r *http.Request, s *proxy.Scope) (*listRequest, 
 func (lr *listRequest) at(upstreamToken string, page *listPage) (*http.Request, *proxy.Scope, error) {
 	s := *lr.s
 	r := lr.r
-	if lr.query == nil {
+	if s.Op.Binding == a2a.BindingGRPC {
+		var err error
+		if s.Body, err = grpcwire.SetListPage(s.Body, lr.pageSize, upstreamToken); err != nil {
+			return nil, nil, err
+		}
+	} else if lr.query == nil {
 		body := a2a.DeleteRPCParam(s.Body, "pageToken")
 		var err error
 		if upstreamToken != "" {
@@ -245,6 +251,9 @@ func (f *Filter) writeListPage(w http.ResponseWriter, s *proxy.Scope, h http.Hea
 	body, err := json.Marshal(result)
 	if err != nil {
 		return fmt.Errorf("encode the ListTasks page: %w", err)
+	}
+	if s.Op.Binding == a2a.BindingGRPC {
+		return proxy.WriteGRPCAnswer(w, s, body)
 	}
 	if s.Op.Binding == a2a.BindingJSONRPC {
 		body = a2a.RPCResult(s.Op.RPCID, body)

@@ -24,6 +24,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/adminapi"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/metrics"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -250,6 +251,11 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 	}
 	ctx := r.Context()
 	agent := s.Agent.Name
+	// A gRPC answer is the protobuf of the HTTP+JSON one.
+	shape := op.Binding
+	if shape == a2a.BindingGRPC {
+		shape = a2a.BindingREST
+	}
 	var result any
 	switch op.Method {
 	case a2a.MethodPushConfigSet:
@@ -264,7 +270,7 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 		if err := p.put(ctx, s, c); err != nil {
 			return err
 		}
-		result = a2a.PushConfigResult(op.Version, op.Binding, op.TaskID, wireConfig(c))
+		result = a2a.PushConfigResult(op.Version, shape, op.TaskID, wireConfig(c))
 	case a2a.MethodPushConfigGet:
 		c, found, err := p.find(ctx, agent, op.TaskID, op.PushConfigID)
 		if err != nil {
@@ -273,7 +279,7 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 		if !found {
 			return errConfigNotFound
 		}
-		result = a2a.PushConfigResult(op.Version, op.Binding, op.TaskID, wireConfig(c))
+		result = a2a.PushConfigResult(op.Version, shape, op.TaskID, wireConfig(c))
 	case a2a.MethodPushConfigList:
 		cs, err := p.configs.List(ctx, agent, op.TaskID)
 		if err != nil {
@@ -283,7 +289,7 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 		for i, c := range cs {
 			list[i] = wireConfig(c)
 		}
-		result = a2a.PushConfigList(op.Version, op.Binding, op.TaskID, list)
+		result = a2a.PushConfigList(op.Version, shape, op.TaskID, list)
 	case a2a.MethodPushConfigDelete:
 		ok, err := p.configs.Delete(ctx, agent, op.TaskID, op.PushConfigID)
 		if err != nil {
@@ -293,6 +299,9 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 			return errConfigNotFound
 		}
 		s.Log().Info("push config deleted", "task_id", op.TaskID, "config", op.PushConfigID)
+		if op.Binding == a2a.BindingGRPC {
+			return proxy.WriteGRPCAnswer(w, s, []byte("{}"))
+		}
 		if op.Binding == a2a.BindingREST {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
@@ -302,6 +311,9 @@ func (p *Relay) serveConfig(w http.ResponseWriter, r *http.Request, s *proxy.Sco
 	body, err := json.Marshal(result)
 	if err != nil {
 		return fmt.Errorf("encode the push config answer: %w", err)
+	}
+	if op.Binding == a2a.BindingGRPC {
+		return proxy.WriteGRPCAnswer(w, s, body)
 	}
 	contentType := "application/json"
 	if op.Binding == a2a.BindingJSONRPC {
@@ -435,7 +447,12 @@ func (p *Relay) takeInline(ctx context.Context, s *proxy.Scope) error {
 	if err != nil {
 		return err
 	}
-	body, err := a2a.StripPushConfig(s.Body, s.Op.Binding)
+	var body []byte
+	if s.Op.Binding == a2a.BindingGRPC {
+		body, err = grpcwire.StripPushConfig(s.Op.Version, s.Op.Method, s.Body)
+	} else {
+		body, err = a2a.StripPushConfig(s.Body, s.Op.Binding)
+	}
 	if err != nil {
 		return a2a.ErrInvalidRequest.WithMessage("the push notification config could not be taken out of the request")
 	}

@@ -56,7 +56,8 @@ func StreamEventID(_ *proxy.Scope, ev a2a.Event, result []byte) string {
 func (p *Relay) ResumeStreams(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		last := r.Header.Get(a2a.LastEventIDHeader)
-		if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" {
+		// gRPC streams carry no event ids to resume from.
+		if s.Op.Method != a2a.MethodSubscribe || s.Op.TaskID == "" || last == "" || s.Op.Binding == a2a.BindingGRPC {
 			return next(w, r, s)
 		}
 		rs := &resumption{relay: p.relay, s: s, last: last, sent: map[string]bool{}}

@@ -2766,7 +2766,7 @@ func (x *PasswordOAuthFlow) GetScopes() map[string]string {
 // /////////// Request Messages ///////////
 type SendMessageRequest struct {
 	state         protoimpl.MessageState    `protogen:"open.v1"`
-	Request       *Message                  `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Request       *Message                  `protobuf:"bytes,1,opt,name=request,json=message,proto3" json:"request,omitempty"`
 	Configuration *SendMessageConfiguration `protobuf:"bytes,2,opt,name=configuration,proto3" json:"configuration,omitempty"`
 	Metadata      *structpb.Struct          `protobuf:"bytes,3,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -3698,7 +3698,7 @@ const file_a2a_v1_a2a_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbc\x01\n" +
 	"\x12SendMessageRequest\x12)\n" +
-	"\arequest\x18\x01 \x01(\v2\x0f.a2a.v1.MessageR\arequest\x12F\n" +
+	"\arequest\x18\x01 \x01(\v2\x0f.a2a.v1.MessageR\amessage\x12F\n" +
 	"\rconfiguration\x18\x02 \x01(\v2 .a2a.v1.SendMessageConfigurationR\rconfiguration\x123\n" +
 	"\bmetadata\x18\x03 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"K\n" +
 	"\x0eGetTaskRequest\x12\x12\n" +

@@ -1,5 +1,9 @@
 // Small helpers over the SDK's 1.0 types: building user messages and
 // describing results and stream events in the words the cases compare.
+//
+// The cases give every field of the requests they build, empty where they
+// mean nothing: over gRPC the SDK writes an undefined string field as the
+// text "undefined", and fails on a message without `extensions`.
 
 import { Role, taskStateToJSON } from '@a2a-js/sdk';
 

@@ -96,16 +96,41 @@ func (cs *Server) ServeJWKS(w http.ResponseWriter, r *http.Request) {
 // ServeCard serves the rewritten card, trying the configured card path and
 // then the legacy agent.json.
 func (cs *Server) ServeCard(w http.ResponseWriter, r *http.Request, a *proxy.Agent) {
+	opts := cs.rewriteOptions(a)
+	if v, explicit, err := a2a.NegotiateVersion(r); err == nil && explicit {
+		opts.Version = v
+	}
+	cs.caches[a.Name].ServeCard(w, r, a.Name, cardURLs(a), opts)
+}
+
+// cardURLs are where an agent's card is fetched: the configured card path,
+// then the legacy agent.json.
+func cardURLs(a *proxy.Agent) []string {
 	base := a.Upstream.String()
 	urls := []string{base + a.Config().CardPath}
 	if legacy := base + "/.well-known/agent.json"; legacy != urls[0] {
 		urls = append(urls, legacy)
 	}
-	opts := cs.rewriteOptions(a)
-	if v, explicit, err := a2a.NegotiateVersion(r); err == nil && explicit {
-		opts.Version = v
+	return urls
+}
+
+// GRPCOnly reports whether the gateway's own calls to the agent go over
+// gRPC: it has a grpc section and its card offers no JSON-RPC interface.
+func (cs *Server) GRPCOnly(ctx context.Context, a *proxy.Agent) (bool, error) {
+	if a.Config().GRPC == nil {
+		return false, nil
 	}
-	cs.caches[a.Name].ServeCard(w, r, a.Name, urls, opts)
+	raw, err := cs.caches[a.Name].Card(ctx, a.Name, cardURLs(a), cs.rewriteOptions(a))
+	if err != nil {
+		return false, err
+	}
+	return !card.OffersJSONRPC(raw), nil
+}
+
+// GRPCUpstream is the address of the gRPC interface the agent's own card
+// names.
+func (cs *Server) GRPCUpstream(ctx context.Context, a *proxy.Agent) (string, error) {
+	return cs.caches[a.Name].GRPCAddress(ctx, cardURLs(a))
 }
 
 // rewriteOptions says how an agent's cards are re-targeted at the gateway.
@@ -115,6 +140,9 @@ func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 		PublicBase:   a.PublicBase,
 		Security:     cs.security,
 		Signer:       cs.signer,
+	}
+	if g := a.Config().GRPC; g != nil {
+		o.GRPCAddress = g.PublicAddress
 	}
 	if cs.push && !a.Config().Push.ForwardConfigs {
 		// The gateway's relay serves push for every agent it fronts.
@@ -151,6 +179,9 @@ func (cs *Server) RewriteExtendedCard(next proxy.Handler) proxy.Handler {
 		if err != nil {
 			s.Log().Warn("extended card could not be rewritten", "err", err)
 			return a2a.ErrInvalidAgentResponse
+		}
+		if s.Op.Binding == a2a.BindingGRPC {
+			return proxy.WriteGRPCAnswer(w, s, rewritten)
 		}
 		body := rewritten
 		if s.Op.Binding == a2a.BindingJSONRPC {
