@@ -20,11 +20,7 @@ const (
 // pairs is every client/agent combination the SDKs' versions allow, in
 // table order. a2a-go v0.3 speaks only 0.3, over JSON-RPC and gRPC;
 // @a2a-js/sdk speaks 1.0 and, with its compatibility layer, 0.3, over all
-// three bindings. The JS client against the JS agent over gRPC at 0.3 is
-// left out: the JS agent's card lists its gRPC interface at 1.0 and at 0.3,
-// and the gateway's rewritten card keeps only the first gRPC entry, so the
-// client finds no 0.3 gRPC interface. It goes back in, as
-// {js, js, grpcName, v03}, once the card keeps one entry per version.
+// three bindings.
 func pairs(js, goSDKVersion report.SDK) []report.Pair {
 	return []report.Pair{
 		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v10},
@@ -32,6 +28,7 @@ func pairs(js, goSDKVersion report.SDK) []report.Pair {
 		{Client: js, Agent: js, Binding: grpcName, Protocol: v10},
 		{Client: js, Agent: js, Binding: jsonRPC, Protocol: v03},
 		{Client: js, Agent: js, Binding: httpJSON, Protocol: v03},
+		{Client: js, Agent: js, Binding: grpcName, Protocol: v03},
 		{Client: js, Agent: goSDKVersion, Binding: jsonRPC, Protocol: v03},
 		{Client: js, Agent: goSDKVersion, Binding: grpcName, Protocol: v03},
 		{Client: goSDKVersion, Agent: js, Binding: jsonRPC, Protocol: v03},

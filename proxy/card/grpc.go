@@ -15,12 +15,15 @@ const bindingGRPC = "GRPC"
 
 func isGRPCBinding(b string) bool { return isBinding(b, bindingGRPC) }
 
-// grpcInterface keeps the agent's first gRPC interface, pointed at the
-// gateway's gRPC listener for the agent, when the agent has one; any
-// further gRPC entry would name the same listener and is dropped. It
-// reports whether iface was kept.
+// grpcInterface keeps the agent's first gRPC interface of each protocol
+// version, pointed at the gateway's gRPC listener for the agent, when the
+// agent has one: the listener serves both versions' services, so an agent
+// that offers gRPC in 1.0 and in 0.3 keeps both entries. A further entry
+// of a version already listed would name the same listener and is dropped.
+// It reports whether iface was kept.
 func (r *rewriter) grpcInterface(field string, iface map[string]json.RawMessage) (bool, error) {
-	if r.opts.GRPCAddress == "" || r.grpcListed[field] {
+	version := field + " " + string(iface[fieldProtocolVersion])
+	if r.opts.GRPCAddress == "" || r.grpcVersions[version] {
 		return false, nil
 	}
 	b, err := encodeJSON(r.opts.GRPCAddress)
@@ -29,6 +32,10 @@ func (r *rewriter) grpcInterface(field string, iface map[string]json.RawMessage)
 	}
 	iface[fieldURL] = b
 	r.listGRPC(field)
+	if r.grpcVersions == nil {
+		r.grpcVersions = map[string]bool{}
+	}
+	r.grpcVersions[version] = true
 	return true, nil
 }
 

@@ -137,6 +137,9 @@ type rewriter struct {
 	// grpcListed records the interface lists that have the gateway's gRPC
 	// interface.
 	grpcListed map[string]bool
+	// grpcVersions records, per list, the protocol versions of the gRPC
+	// interfaces kept in it.
+	grpcVersions map[string]bool
 }
 
 // has reports a member that is present and not null; null is treated as

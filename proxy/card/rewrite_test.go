@@ -300,6 +300,12 @@ func TestRewriteInterfaceSelection(t *testing.T) {
 			want: map[string]string{fieldSupportedInterfaces: `[{"url":"gw.example.com:443","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"` + testPublic + `/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]`},
 		},
 		{
+			name: "grpc configured: a gRPC interface per protocol version is kept",
+			card: `{"supportedInterfaces":[{"url":"a:1","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"a:1","protocolBinding":"GRPC","protocolVersion":"0.3"},{"url":"a:2","protocolBinding":"GRPC","protocolVersion":"0.3"}]}`,
+			grpc: "gw.example.com:443",
+			want: map[string]string{fieldSupportedInterfaces: `[{"url":"gw.example.com:443","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"gw.example.com:443","protocolBinding":"GRPC","protocolVersion":"0.3"}]`},
+		},
+		{
 			name: "grpc configured: a 1.0 card without a gRPC interface gets one",
 			card: `{"supportedInterfaces":[{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
 			grpc: "gw.example.com:443",
