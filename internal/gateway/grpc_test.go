@@ -415,32 +415,34 @@ func TestGRPCTenants(t *testing.T) {
 }
 
 // TestGRPCDedupe: a retried message id reaches the agent once, unary and
-// streaming; the retry gets the first answer.
+// streaming, in both versions; the retry gets the first answer.
 func TestGRPCDedupe(t *testing.T) {
 	e := startGRPCEnv(t)
-	ctx := e.as(t, "acme")
-	first, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-1", "hi")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-1", "hi")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !proto.Equal(first, again) || e.agent.sendsOf("dup-1") != 1 {
-		t.Fatalf("retry: %v after %v; the agent saw the message %d times", again, first, e.agent.sendsOf("dup-1"))
-	}
-	for range 2 {
-		st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("dup-2", "hi")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if events, err := recvAll(t, st); err != nil || len(events) == 0 {
-			t.Fatalf("stream: %v %v", events, err)
-		}
-	}
-	if n := e.agent.sendsOf("dup-2"); n != 1 {
-		t.Fatalf("the agent saw the streamed message %d times", n)
+	for _, v := range grpcVersions {
+		t.Run(v.name, func(t *testing.T) {
+			ctx := e.as(t, "acme")
+			unary := grpcMsg{id: "dup-unary-" + v.name, text: "hi"}
+			first, err := v.send(ctx, e, unary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := v.send(ctx, e, unary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(first.raw, again.raw) || e.agent.sendsOf(unary.id) != 1 {
+				t.Fatalf("retry: %v after %v; the agent saw the message %d times", again.raw, first.raw, e.agent.sendsOf(unary.id))
+			}
+			streamed := grpcMsg{id: "dup-stream-" + v.name, text: "hi"}
+			for range 2 {
+				if ids, err := v.stream(t, ctx, e, streamed); err != nil || len(ids) == 0 {
+					t.Fatalf("stream: %v %v", ids, err)
+				}
+			}
+			if n := e.agent.sendsOf(streamed.id); n != 1 {
+				t.Fatalf("the agent saw the streamed message %d times", n)
+			}
+		})
 	}
 }
 

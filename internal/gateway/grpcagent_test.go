@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
@@ -39,10 +40,13 @@ type grpcAgent struct {
 	deadlines []time.Time
 	// cancelled receives the task id of a held stream whose caller left.
 	cancelled chan string
-	// last10 is the message of the last 1.0 send; stream10 the
-	// configuration of the last 1.0 streaming send.
+	// last10 and last03 are the messages of the last send of each
+	// version, unary or streaming; stream10 and stream03 the
+	// configurations of the last streaming send of each version.
 	last10   *a2a10.Message
+	last03   *a2a03.Message
 	stream10 *a2a10.SendMessageConfiguration
+	stream03 *a2a03.SendMessageConfiguration
 }
 
 type agentTask struct {
@@ -110,21 +114,30 @@ func (a *grpcAgent) lastCall(t *testing.T, method string) metadata.MD {
 	return calls[len(calls)-1]
 }
 
-// lastMessage is the message of the last 1.0 send.
-func (a *grpcAgent) lastMessage(t *testing.T) *a2a10.Message {
+// lastMetadata is the message metadata of the last send of version.
+func (a *grpcAgent) lastMetadata(t *testing.T, version string) *structpb.Struct {
 	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.last10 == nil {
-		t.Fatal("the agent got no 1.0 send")
+	switch {
+	case version == "1.0" && a.last10 != nil:
+		return a.last10.GetMetadata()
+	case version == "0.3" && a.last03 != nil:
+		return a.last03.GetMetadata()
 	}
-	return a.last10
+	t.Fatalf("the agent got no %s send", version)
+	return nil
 }
 
-func (a *grpcAgent) lastStreamConfig() *a2a10.TaskPushNotificationConfig {
+// streamPushed says whether the last streaming send of version came with
+// a push config.
+func (a *grpcAgent) streamPushed(version string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.stream10.GetTaskPushNotificationConfig()
+	if version == "0.3" {
+		return a.stream03.GetPushNotification() != nil
+	}
+	return a.stream10.GetTaskPushNotificationConfig() != nil
 }
 
 func (a *grpcAgent) sendsOf(messageID string) int {
@@ -255,7 +268,7 @@ func (s *agent10) SendMessage(ctx context.Context, r *a2a10.SendMessageRequest) 
 func (s *agent10) SendStreamingMessage(r *a2a10.SendMessageRequest, ss grpc.ServerStreamingServer[a2a10.StreamResponse]) error {
 	m := r.GetMessage()
 	s.a.mu.Lock()
-	s.a.stream10 = r.GetConfiguration()
+	s.a.last10, s.a.stream10 = m, r.GetConfiguration()
 	s.a.mu.Unlock()
 	text := text10(m)
 	t, err := s.a.send(m.GetMessageId(), m.GetTaskId(), m.GetContextId(), text)
@@ -336,6 +349,9 @@ func taskName(name string) string { return strings.TrimPrefix(name, "tasks/") }
 
 func (s *agent03) SendMessage(ctx context.Context, r *a2a03.SendMessageRequest) (*a2a03.SendMessageResponse, error) {
 	m := r.GetRequest()
+	s.a.mu.Lock()
+	s.a.last03 = m
+	s.a.mu.Unlock()
 	t, err := s.a.send(m.GetMessageId(), m.GetTaskId(), m.GetContextId(), text03(m))
 	if err != nil {
 		return nil, err
@@ -345,6 +361,9 @@ func (s *agent03) SendMessage(ctx context.Context, r *a2a03.SendMessageRequest) 
 
 func (s *agent03) SendStreamingMessage(r *a2a03.SendMessageRequest, ss grpc.ServerStreamingServer[a2a03.StreamResponse]) error {
 	m := r.GetRequest()
+	s.a.mu.Lock()
+	s.a.last03, s.a.stream03 = m, r.GetConfiguration()
+	s.a.mu.Unlock()
 	text := text03(m)
 	t, err := s.a.send(m.GetMessageId(), m.GetTaskId(), m.GetContextId(), text)
 	if err != nil {
