@@ -16,6 +16,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
+	"github.com/a2a-gateway/a2a-gateway/push"
 )
 
 // grpcMsg is a message a test sends, in either version.
@@ -162,14 +163,19 @@ func TestGRPCPushRelay(t *testing.T) {
 			if err != nil || len(ids) != 2 {
 				t.Fatalf("stream: %v %v", ids, err)
 			}
+			var done hookCall
 			eventually(t, "the webhook hears the task complete", func() bool {
 				for _, h := range rcv.acked() {
 					if bytes.Contains(h.body, []byte(ids[0])) && bytes.Contains(h.body, []byte(v.completed)) {
+						done = h
 						return true
 					}
 				}
 				return false
 			})
+			if got := done.header.Get(push.HeaderNotificationToken); got != m.pushToken {
+				t.Errorf("the notification carries token %q, want the push config's", got)
+			}
 			if e.agent.streamPushed(v.name) {
 				t.Fatal("the push config given with the send reached the agent")
 			}
