@@ -36,6 +36,7 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	listen := fs.String("listen", "127.0.0.1:8080", "public listener of the gateway")
 	admin := fs.String("admin", "127.0.0.1:9090", "admin listener (/metrics, /healthz, /readyz)")
 	webhook := fs.String("webhook", "127.0.0.1:8081", "listener of the webhook receiver that logs push notifications")
+	grpcListen := fs.String("grpc", "127.0.0.1:50051", "the gateway's gRPC listener for the demo agent (A2A 1.0 and 0.3)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,11 +77,11 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	agentGRPC := agent.GRPCServer()
 	go func() { _ = agentGRPC.Serve(agentGRPCLn) }()
 	defer agentGRPC.Stop()
-	// The gateway's gRPC listener for the demo agent, on a free port: the
-	// rewritten card names it.
-	gwGRPCLn, err := net.Listen("tcp", "127.0.0.1:0")
+	// The gateway's gRPC listener for the demo agent: the rewritten card
+	// names it.
+	gwGRPCLn, err := net.Listen("tcp", *grpcListen)
 	if err != nil {
-		return err
+		return fmt.Errorf("listen %s: %w (use -grpc to pick another address)", *grpcListen, err)
 	}
 	defer gwGRPCLn.Close()
 
@@ -138,7 +139,7 @@ func runDemoLogged(ctx context.Context, args []string, out, logs io.Writer) erro
 	if err != nil {
 		return err
 	}
-	printDemo(out, cfg, keyPath, token, opsToken, hookURL)
+	printDemo(out, cfg, keyPath, token, opsToken, hookURL, gwGRPCLn.Addr().String())
 	return gw.ServeGRPC(ctx, pub, adm, map[string]net.Listener{"demo": gwGRPCLn})
 }
 
@@ -247,13 +248,14 @@ func demoPushSend(hookURL string) string {
 		`"configuration":{"taskPushNotificationConfig":{"url":"` + hookURL + `"}}}`
 }
 
-func printDemo(out io.Writer, cfg *config.Config, keyPath, token, opsToken, hookURL string) {
+func printDemo(out io.Writer, cfg *config.Config, keyPath, token, opsToken, hookURL, grpcAddr string) {
 	base := cfg.PublicURL + "/agents/demo"
 	fmt.Fprintf(out, `
 a2a-gateway demo is running (embedded store, single replica). Ctrl-C stops it.
 
   agent (through the gateway)  %[1]s/
   agent card (rewritten)       %[1]s/.well-known/agent-card.json
+  agent over gRPC              %[11]s (lf.a2a.v1.A2AService and a2a.v1.A2AService; h2c)
   metrics, health              http://%[2]s/metrics  /healthz  /readyz
 
 A development token for tenant "demo", subject "alice" (valid 12h):
@@ -306,5 +308,5 @@ An agent that asks for a credential before every task (walk-through: docs/auth-f
   %[6]s/
 
 `, base, cfg.AdminListen, token, keyPath, opsToken, cfg.PublicURL+"/agents/calendar", hookURL, demoPushSend(hookURL),
-		selfCommand(), demoWorkingBudget)
+		selfCommand(), demoWorkingBudget, grpcAddr)
 }

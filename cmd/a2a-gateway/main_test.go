@@ -336,7 +336,7 @@ func TestDemoRuns(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- runDemo(ctx, []string{"-listen", pub, "-admin", adm, "-webhook", hook, "-log-level", "error"}, &out)
+		done <- runDemo(ctx, []string{"-listen", pub, "-admin", adm, "-webhook", hook, "-grpc", "127.0.0.1:0", "-log-level", "error"}, &out)
 	}()
 	waitReady(t, adm)
 	resp, err := http.Get("http://" + pub + "/agents/demo/.well-known/agent-card.json")
