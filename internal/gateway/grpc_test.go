@@ -394,6 +394,64 @@ func TestGRPCTenants(t *testing.T) {
 			_, err := e.c03.GetTask(ctx, &a2a03.GetTaskRequest{Name: "tasks/" + id})
 			return err
 		}},
+		{"1.0 streaming send continuing it", func(ctx context.Context, id string) error {
+			m := msg10("ten-s-"+id, "hi")
+			m.TaskId = id
+			st, err := e.c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: m})
+			if err != nil {
+				return err
+			}
+			_, err = recvAll(t, st)
+			return err
+		}},
+		{"1.0 send referring to it", func(ctx context.Context, id string) error {
+			m := msg10("ten-r-"+id, "hi")
+			m.ReferenceTaskIds = []string{id}
+			_, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: m})
+			return err
+		}},
+		{"1.0 push config create", func(ctx context.Context, id string) error {
+			_, err := e.c10.CreateTaskPushNotificationConfig(ctx, &a2a10.TaskPushNotificationConfig{TaskId: id, Url: "https://hooks.example.com/a2a"})
+			return err
+		}},
+		{"1.0 push config get", func(ctx context.Context, id string) error {
+			_, err := e.c10.GetTaskPushNotificationConfig(ctx, &a2a10.GetTaskPushNotificationConfigRequest{TaskId: id, Id: "cfg-1"})
+			return err
+		}},
+		{"1.0 push config list", func(ctx context.Context, id string) error {
+			_, err := e.c10.ListTaskPushNotificationConfigs(ctx, &a2a10.ListTaskPushNotificationConfigsRequest{TaskId: id})
+			return err
+		}},
+		{"1.0 push config delete", func(ctx context.Context, id string) error {
+			_, err := e.c10.DeleteTaskPushNotificationConfig(ctx, &a2a10.DeleteTaskPushNotificationConfigRequest{TaskId: id, Id: "cfg-1"})
+			return err
+		}},
+		{"0.3 cancel", func(ctx context.Context, id string) error {
+			_, err := e.c03.CancelTask(ctx, &a2a03.CancelTaskRequest{Name: "tasks/" + id})
+			return err
+		}},
+		{"0.3 subscribe", func(ctx context.Context, id string) error {
+			st, err := e.c03.TaskSubscription(ctx, &a2a03.TaskSubscriptionRequest{Name: "tasks/" + id})
+			if err != nil {
+				return err
+			}
+			_, err = recvAll(t, st)
+			return err
+		}},
+		{"0.3 send continuing it", func(ctx context.Context, id string) error {
+			m := msg03("ten3-"+id, "hi")
+			m.TaskId = id
+			_, err := e.c03.SendMessage(ctx, &a2a03.SendMessageRequest{Request: m})
+			return err
+		}},
+		{"0.3 push config get", func(ctx context.Context, id string) error {
+			_, err := e.c03.GetTaskPushNotificationConfig(ctx, &a2a03.GetTaskPushNotificationConfigRequest{Name: "tasks/" + id + "/pushNotificationConfigs/cfg-1"})
+			return err
+		}},
+		{"0.3 push config list", func(ctx context.Context, id string) error {
+			_, err := e.c03.ListTaskPushNotificationConfig(ctx, &a2a03.ListTaskPushNotificationConfigRequest{Parent: "tasks/" + id})
+			return err
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			foreign := statusBytes(tc.call(globex, own))
