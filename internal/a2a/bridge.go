@@ -108,10 +108,4 @@ const (
 	objTask
 	objStatusUpdate
 	objArtifactUpdate
-	// objPushConfig is a PushNotificationConfig (url, token,
-	// authentication, id).
-	objPushConfig
-	// objTaskPushConfig is a TaskPushNotificationConfig: a push config
-	// with its task (1.0 flat, 0.3 nested).
-	objTaskPushConfig
 )
