@@ -198,6 +198,9 @@ type Agent struct {
 	// GRPC serves the agent over the gRPC binding too, on a listener of
 	// its own.
 	GRPC *AgentGRPC `yaml:"grpc"`
+	// Bridge lets callers of other versions and bindings reach the agent.
+	// Without it a caller must speak one the agent speaks.
+	Bridge *AgentBridge `yaml:"bridge"`
 }
 
 // AgentTimeouts bound the exchanges with one agent.
