@@ -35,6 +35,9 @@ type Agent struct {
 	upstreamAuth string
 	// grpc reaches the agent's gRPC service; nil without a grpc section.
 	grpc *grpcUpstream
+	// Bridge says the one form the agent speaks and the forms served in
+	// front of it; nil when callers must speak the agent's own.
+	Bridge *Bridge
 }
 
 // newAgent builds an Agent with its own connection pools.
@@ -57,6 +60,9 @@ func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 	}
 	a.transport = telemetry.Transport(a.pools[0], "call "+c.Name)
 	a.streams = telemetry.Transport(a.pools[1], "call "+c.Name)
+	if a.Bridge, err = ParseBridge(c.Bridge); err != nil {
+		return nil, fmt.Errorf("agent %s: %w", c.Name, err)
+	}
 	if c.UpstreamAuthEnv != "" {
 		a.upstreamAuth = os.Getenv(c.UpstreamAuthEnv)
 	}

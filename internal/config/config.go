@@ -330,6 +330,7 @@ func (c *Config) ApplyDefaults() {
 		c.Limits.CardFetchTimeout = duration.Duration(10 * time.Second)
 	}
 	c.applyGRPCDefaults()
+	c.applyBridgeDefaults()
 	if c.Shutdown.Timeout == 0 {
 		c.Shutdown.Timeout = duration.Duration(30 * time.Second)
 	}
@@ -511,6 +512,7 @@ func (c *Config) ValidateEnv(env Env) error {
 	}
 	validateNamespaces(c.Agents, add)
 	c.validateGRPC(add)
+	c.validateBridges(add)
 	return errors.Join(errs...)
 }
 
