@@ -48,8 +48,8 @@ func translateObject(k objectKind, o map[string]any, from, to dialect) (map[stri
 	if err := translateMembers(t, o, from, to, out); err != nil {
 		return nil, err
 	}
-	if t.kind != "" && to == dialect03 {
-		out[kindMember] = t.kind
+	if to == dialect03 {
+		fill03(t, out)
 	}
 	if k == objStatusUpdate && from == dialect10 {
 		// A 0.3 stream ends with the status update of a state the
@@ -68,6 +68,30 @@ var (
 	configTask   = rowOf(objTaskPushConfig, "taskId")
 	pushConfigID = rowOf(objPushConfig, "id")
 )
+
+// fill03 writes the kind tag and the members 0.3 JSON-RPC requires that
+// protobuf JSON left out for holding their zero value.
+func fill03(t *objectTable, out map[string]any) {
+	if t.kind != "" {
+		out[kindMember] = t.kind
+	}
+	for i := range t.members {
+		m := &t.members[i]
+		if !m.fill03 || out[m.names[dialect03-1]] != nil {
+			continue
+		}
+		switch m.value {
+		case vString:
+			out[m.names[dialect03-1]] = ""
+		case vBool:
+			out[m.names[dialect03-1]] = false
+		case vObjects, vStrings:
+			out[m.names[dialect03-1]] = []any{}
+		case vState:
+			out[m.names[dialect03-1]] = stateName(StateUnknown, dialect03)
+		}
+	}
+}
 
 // find is the row of the member called name in dialect d, nil if none.
 func (t *objectTable) find(name string, d dialect) *memberRow {
