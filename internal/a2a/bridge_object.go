@@ -650,8 +650,8 @@ func (w *bridgeWriter) writePart(p *partView) error {
 			return err
 		}
 	}
-	// The file name and media type of a 0.3 text or data part have no
-	// place in 0.3 (whyMediaType): not written.
+	// The file name and media type of a 1.0 text or data part, hints,
+	// have no place in 0.3: not written.
 	w.out = append(w.out, '}')
 	return nil
 }

@@ -317,3 +317,24 @@ func TestTranslateResultRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Protobuf JSON leaves out members holding their zero value; a 0.3
+// JSON-RPC caller gets the members its schema requires.
+func TestTranslateResultFills03(t *testing.T) {
+	cases := []struct {
+		m        Method
+		in, want string
+	}{
+		{MethodStream, `{"statusUpdate":{"status":{}}}`,
+			`{"kind":"status-update","taskId":"","contextId":"","status":{"state":"unknown"},"final":false}`},
+		{MethodStream, `{"artifactUpdate":{"taskId":"t","artifact":{}}}`,
+			`{"kind":"artifact-update","taskId":"t","contextId":"","artifact":{"artifactId":"","parts":[]}}`},
+		{MethodSend, `{"message":{"role":"ROLE_AGENT"}}`, `{"kind":"message","messageId":"","role":"agent","parts":[]}`},
+		{MethodGetTask, `{"status":{"state":"TASK_STATE_COMPLETED"}}`, `{"kind":"task","id":"","contextId":"","status":{"state":"completed"}}`},
+	}
+	for _, c := range cases {
+		if got := mustResult(t, c.m, c.in, form10GRPC, form03); !sameJSON(t, got, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
