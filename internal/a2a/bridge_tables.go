@@ -240,10 +240,6 @@ const (
 	kindMember = "kind"
 )
 
-// partContents are the 1.0 content members of a part (rows of the part
-// and file tables, and data); a part has exactly one.
-var partContents = [...]string{"text", "raw", "url", partData}
-
 // rowOf is the row of object k whose 1.0 name is name10.
 func rowOf(k objectKind, name10 string) *memberRow {
 	t := &objectTables[k]
