@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 	"github.com/a2a-gateway/a2a-gateway/internal/redistest"
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // The bridge in a whole gateway: the demo agent is declared to speak 1.0
@@ -22,16 +23,16 @@ import (
 
 // bridgedEnv starts the gateway with the demo agent bridged from 1.0
 // JSON-RPC and the push relay's event log on, for resuming streams.
-func bridgedEnv(t *testing.T) *gwtest.Env {
+func bridgedEnv(t *testing.T, opts ...gwtest.Option) *gwtest.Env {
 	t.Helper()
 	srv := redistest.Start(t)
 	key := resumeSigningKey(t)
-	return gwtest.Start(t, func(c *config.Config) {
+	return gwtest.Start(t, append([]gwtest.Option{func(c *config.Config) {
 		c.Store.Redis.Addrs = []string{srv.Addr()}
 		c.Push.Enabled = true
 		c.Push.Signing.KeyFiles = []string{key}
 		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
-	})
+	}}, opts...)...)
 }
 
 // bridgedDialects are the callers' forms that go through the bridge.
@@ -244,5 +245,32 @@ func TestBridgeStreamResume(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A bridged task's lifecycle is recorded as an unbridged one's: the same
+// owner, context, states and transitions; only the version is the
+// caller's.
+func TestBridgeLifecycle(t *testing.T) {
+	t.Setenv("A2AGW_LIFECYCLE_TEST_OPS_TOKEN", lcOpsToken)
+	env := bridgedEnv(t, func(c *config.Config) { c.Lifecycle.OpsTokenEnv = "A2AGW_LIFECYCLE_TEST_OPS_TOKEN" })
+	c := newCaller(t, env)
+	record := func(d dialect) store.TaskLifecycle {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		evs := c.open(t, ctx, d.bridgedStream(c, "parts 2")).readToEnd(t)
+		lcFlush(t, env)
+		return lcRecord(t, env, evs[0].ev.TaskID)
+	}
+	native := record(dialect{"1.0 JSON-RPC", a2a.V10, true})
+	if native.State != "completed" || lcPath(native) == "" {
+		t.Fatalf("unbridged record %+v", native)
+	}
+	for _, d := range bridgedDialects {
+		got := record(d)
+		if got.Tenant != native.Tenant || got.Subject != native.Subject || got.State != native.State || got.EndedBy != native.EndedBy ||
+			lcPath(got) != lcPath(native) || got.ContextID == "" || got.Version != d.version.String() {
+			t.Fatalf("%s: bridged record %+v (path %s), want as unbridged %+v (path %s) in version %s", d.name, got, lcPath(got), native, lcPath(native), d.version)
+		}
 	}
 }
