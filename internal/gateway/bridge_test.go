@@ -274,3 +274,22 @@ func TestBridgeLifecycle(t *testing.T) {
 		}
 	}
 }
+
+// With tenant_routing, a 0.3 caller's request, which has no tenant, reaches
+// the 1.0 agent through the bridge with the caller's.
+func TestBridgeTenantRouting(t *testing.T) {
+	env := bridgedEnv(t, func(c *config.Config) { c.Agents[0].TenantRouting = true })
+	c := newCaller(t, env)
+	for _, d := range bridgedDialects {
+		env.Agent.ResetRequests()
+		rq := d.send(c, c.nextID("m"), "complete hi")
+		resp, body := c.do(t, rq)
+		if ev := d.answer(t, rq, resp, body); ev.Kind != a2a.EventTask {
+			t.Fatalf("%s: %+v: %s", d.name, ev, body)
+		}
+		reqs := env.Agent.Requests()
+		if len(reqs) != 1 || !bytes.Contains(reqs[0].Body, []byte(`"tenant":"acme"`)) {
+			t.Fatalf("%s: the agent got %+v, want one 1.0 request routed to tenant acme", d.name, reqs)
+		}
+	}
+}
