@@ -586,9 +586,10 @@ func matchRESTLine(httpMethod string, segs []string, v Version) (restLine, bool)
 }
 
 // readRESTLine reads an escaped path as ClassifyREST does for a caller
-// that named version v.
+// that named version v, and fails where one that did not would read the
+// path as another version's (a 1.0 tenant "v1").
 func readRESTLine(httpMethod, path string, v Version) (restLine, bool) {
-	if RESTPathVersion(path, v, true) != v {
+	if RESTPathVersion(path, v, false) != v {
 		return restLine{}, false
 	}
 	segs, ok := splitPath(path)
