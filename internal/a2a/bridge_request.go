@@ -333,7 +333,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 // one that says nothing (an empty metadata object, a zero page size, an
 // empty page token).
 func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
-	for s := slot(0); s < slots; s++ {
+	for s := slotTenant; s < slots; s++ {
 		v := r.vals[s]
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
