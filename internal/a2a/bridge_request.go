@@ -547,19 +547,9 @@ func (r *bridgeReq) translated(k objectKind, s slot) ([]byte, *Error) {
 	if v == nil || from == to {
 		return v, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	var o map[string]any
-	if err := dec.Decode(&o); err != nil || o == nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " must be an object")
-	}
-	o, err := translateObject(k, o, from, to)
+	out, err := translateJSON(k, v, from, to)
 	if err != nil {
 		return nil, ErrInvalidParams.WithMessage(r.names[s] + ": " + strings.TrimPrefix(err.Error(), ErrNotA2A.Error()+": "))
-	}
-	out, err := json.Marshal(o)
-	if err != nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " could not be written")
 	}
 	return out, nil
 }
