@@ -39,7 +39,7 @@ func TranslateRequest(op *Operation, query url.Values, body []byte, to Form, id 
 	if t == nil {
 		return UpstreamRequest{}, ErrMethodNotFound.WithMessage("method " + op.Method.String() + " cannot be bridged")
 	}
-	r := bridgeReq{op: op, from: from, to: to}
+	r := bridgeReq{op: op, from: from, to: to, size: len(body)}
 	if e := r.read(t, query, body); e != nil {
 		return UpstreamRequest{}, e
 	}
@@ -80,6 +80,8 @@ type bridgeReq struct {
 	// configID is the push config's id: the Operation's, or on a create
 	// the config's own (0.3 names it only there).
 	configID string
+	// size is the length of the caller's request.
+	size int
 }
 
 // read fills r from the caller's request.
@@ -136,7 +138,12 @@ func (r *bridgeReq) readObject(t *memberTable, sp spelling, obj []byte, where st
 		return ErrInvalidParams.WithMessage(where + " must be an object")
 	}
 	keys := t.keys[sp]
-	out := make([][]byte, len(keys))
+	var buf [8][]byte
+	out := buf[:0]
+	if len(keys) > len(buf) {
+		out = make([][]byte, len(keys))
+	}
+	out = out[:len(keys)]
 	if err := pickStrict(obj, keys, out, knownOnly); err != nil {
 		if where == "" {
 			return invalid(ErrInvalidParams, err)
@@ -227,8 +234,7 @@ func checkValue(k valueKind, v []byte) ([]byte, bool) {
 	case kindBool:
 		return v, string(v) == "true" || string(v) == "false"
 	case kindStrings:
-		_, err := jsonStrings(v, "")
-		return v, err == nil
+		return v, rawStrings(v)
 	case kindEnum:
 		if v[0] == '"' {
 			return v, true
@@ -300,7 +306,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 			u.Query = url.Values{}
 		}
 	}
-	w := reqWriter{r: r, sp: sp, query: u.Query}
+	w := reqWriter{r: r, sp: sp, query: u.Query, size: r.size + 64}
 	params, e := w.object(t, true)
 	if e != nil {
 		return u, e
@@ -392,13 +398,16 @@ type reqWriter struct {
 	r     *bridgeReq
 	sp    spelling
 	query url.Values
+	// size is the room to reserve: about the size of the caller's request.
+	size int
 }
 
 // object writes the members of table t as a JSON object, or into the
 // query when w has one (the top level of a request without a body).
 func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 	r := w.r
-	b := []byte{'{'}
+	b := make([]byte, 1, w.size)
+	b[0] = '{'
 	n := 0
 	add := func(name string, v []byte) {
 		if w.query != nil {
@@ -443,7 +452,7 @@ func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 		case m.slot.isID():
 			v = w.id(m.slot)
 		case m.nested != nil:
-			inner, e := (&reqWriter{r: r, sp: w.sp}).object(m.nested, false)
+			inner, e := (&reqWriter{r: r, sp: w.sp, size: 64}).object(m.nested, false)
 			if e != nil {
 				return nil, e
 			}
