@@ -199,8 +199,12 @@ func (r *bridgeReq) readQuery(t *memberTable, sp spelling, query url.Values) *Er
 		if len(vs) != 1 {
 			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " is given more than once")
 		}
-		if m.slot.isID() {
+		if m.slot == slotContextID {
 			continue // read by the classifier
+		}
+		if m.slot.isID() {
+			// The path names it; the classifier does not compare a query value.
+			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " belongs in the path")
 		}
 		if e := r.set(m.slot, queryValue(slotKinds[m.slot], vs[0]), k); e != nil {
 			return e
@@ -316,8 +320,8 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 		if len(id) == 0 {
 			id = r.op.RPCID
 		}
-		if len(id) == 0 {
-			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs an id")
+		if len(id) == 0 || !(id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') || !json.Valid(id) {
+			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs a string or number id")
 		}
 		b := make([]byte, 0, len(params)+len(id)+64)
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -344,7 +348,7 @@ func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
 		}
-		if string(v) == "{}" || string(v) == "0" || string(v) == `""` {
+		if isEmptyRaw(v) {
 			r.vals[s] = nil
 			continue
 		}

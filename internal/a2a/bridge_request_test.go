@@ -464,6 +464,32 @@ func TestTranslateRequestRefusals(t *testing.T) {
 	}
 }
 
+// TestTranslateRequestRESTQuery: a query carries only the members of a
+// request without a body, once each.
+func TestTranslateRequestRESTQuery(t *testing.T) {
+	to := Form{V10, BindingJSONRPC}
+	for _, c := range []struct {
+		path  string
+		query url.Values
+		says  string
+	}{
+		{"/acme/tasks", url.Values{"tenant": {"other"}}, "path"},
+		{"/tasks/t", url.Values{"historyLength": {"1", "2"}}, "more than once"},
+		{"/tasks/t", url.Values{"historyLength": {"1"}, "history_length": {"2"}}, "more than once"},
+		{"/tasks/t", url.Values{"historyLength": {"x"}}, "wrong type"},
+		{"/tasks/t", url.Values{"pageSize": {"1"}}, "not one the gateway accepts"},
+		{"/tasks", url.Values{"includeArtifacts": {"yes"}}, "wrong type"},
+	} {
+		op, e := ClassifyREST("GET", c.path, c.query, nil, V10, true)
+		if e != nil {
+			t.Fatalf("%s: %v", c.path, e)
+		}
+		if _, e := TranslateRequest(op, c.query, nil, to, json.RawMessage("1")); e == nil || e.Code != ErrInvalidParams.Code || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s ?%s: %v, want saying %q", c.path, c.query.Encode(), e, c.says)
+		}
+	}
+}
+
 func TestTranslateRequestSameForm(t *testing.T) {
 	body := rpcRequest("GetTask", `{ "id" : "t" }`)
 	op, _ := ClassifyRPC(body, V10, true)
@@ -508,5 +534,27 @@ func BenchmarkTranslateRequest(b *testing.B) {
 		if _, e := TranslateRequest(op, nil, body, to, json.RawMessage("1")); e != nil {
 			b.Fatal(e)
 		}
+	}
+}
+
+// TestTranslateRequestRPCID: a JSON-RPC request to the agent carries the id
+// it is given, else the caller's, and never one that is not an id.
+func TestTranslateRequestRPCID(t *testing.T) {
+	q := url.Values{}
+	op, _ := ClassifyREST("GET", "/tasks/t", q, nil, V10, true)
+	rpc := Form{V03, BindingJSONRPC}
+	u, e := TranslateRequest(op, q, nil, rpc, json.RawMessage(`"up-1"`))
+	if e != nil || !strings.Contains(string(u.Body), `"id":"up-1"`) {
+		t.Fatalf("%s, %v", u.Body, e)
+	}
+	for _, id := range []string{"", "null", "{}", "[1]", `"x`} {
+		if _, e := TranslateRequest(op, q, nil, rpc, json.RawMessage(id)); e == nil || e.Code != ErrInternal.Code {
+			t.Errorf("id %q: %v", id, e)
+		}
+	}
+	body := rpcRequest("tasks/get", `{"id":"t"}`)
+	op, _ = ClassifyRPC(body, V03, true)
+	if u, e := TranslateRequest(op, nil, body, Form{V10, BindingJSONRPC}, nil); e != nil || !strings.Contains(string(u.Body), `"id":7`) {
+		t.Fatalf("%s, %v", u.Body, e)
 	}
 }
