@@ -276,8 +276,9 @@ func TestTranslateRequestBlocking(t *testing.T) {
 		to            Form
 		want          string // the configuration written, "" for none
 	}{
-		// 0.3: a send is non-blocking unless it says blocking.
-		{V03, "message/send", msg03 + `}`, Form{V10, BindingJSONRPC}, `{"returnImmediately":true}`},
+		// 0.3 JSON-RPC: a send blocks unless it says blocking false.
+		{V03, "message/send", msg03 + `}`, Form{V10, BindingJSONRPC}, ``},
+		{V03, "message/send", msg03 + `,"configuration":{"acceptedOutputModes":["a/b"]}}`, Form{V10, BindingJSONRPC}, `{"acceptedOutputModes":["a/b"]}`},
 		{V03, "message/send", msg03 + `,"configuration":{"blocking":false}}`, Form{V10, BindingJSONRPC}, `{"returnImmediately":true}`},
 		{V03, "message/send", msg03 + `,"configuration":{"blocking":true}}`, Form{V10, BindingREST}, ``},
 		{V03, "message/send", msg03 + `,"configuration":{"returnImmediately":false}}`, Form{V10, BindingJSONRPC}, ``},
@@ -293,17 +294,41 @@ func TestTranslateRequestBlocking(t *testing.T) {
 		if e != nil {
 			t.Fatalf("%s to %s: %v", c.param, c.to, e)
 		}
-		body := u.Body
-		if c.to.Binding == BindingJSONRPC {
-			body, _ = json.Marshal(rpcParams(t, body))
+		checkConfiguration(t, u, c.to, c.want)
+	}
+	// 0.3 protobuf JSON: a configuration's blocking is false unless set,
+	// which is non-blocking; a send without one blocks.
+	for _, c := range []struct{ body, want string }{
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]}}`, ``},
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"historyLength":2}}`, `{"historyLength":2,"returnImmediately":true}`},
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"blocking":true}}`, ``},
+	} {
+		op, e := ClassifyREST("POST", "/v1/message:send", nil, []byte(c.body), V03, true)
+		if e != nil {
+			t.Fatal(e)
 		}
-		var got struct{ Configuration json.RawMessage }
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatal(err)
+		to := Form{V10, BindingREST}
+		u, e := TranslateRequest(op, nil, []byte(c.body), to, nil)
+		if e != nil {
+			t.Fatal(e)
 		}
-		if string(got.Configuration) != c.want {
-			t.Errorf("%s %s to %s: configuration %s, want %s", c.method, c.param, c.to, got.Configuration, c.want)
-		}
+		checkConfiguration(t, u, to, c.want)
+	}
+}
+
+// checkConfiguration checks the configuration of a translated send.
+func checkConfiguration(t *testing.T, u UpstreamRequest, to Form, want string) {
+	t.Helper()
+	body := u.Body
+	if to.Binding == BindingJSONRPC {
+		body, _ = json.Marshal(rpcParams(t, body))
+	}
+	var got struct{ Configuration json.RawMessage }
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Configuration) != want {
+		t.Errorf("%s to %s: configuration %s, want %s", u.Body, to, got.Configuration, want)
 	}
 }
 
