@@ -39,7 +39,7 @@ func TranslateRequest(op *Operation, query url.Values, body []byte, to Form, id 
 	if t == nil {
 		return UpstreamRequest{}, ErrMethodNotFound.WithMessage("method " + op.Method.String() + " cannot be bridged")
 	}
-	r := bridgeReq{op: op, from: from, to: to}
+	r := bridgeReq{op: op, from: from, to: to, size: len(body)}
 	if e := r.read(t, query, body); e != nil {
 		return UpstreamRequest{}, e
 	}
@@ -77,6 +77,11 @@ type bridgeReq struct {
 	names [slots]string
 	// immediate is a send's returnImmediately: 0 unknown, else 1 + value.
 	immediate uint8
+	// configID is the push config's id: the Operation's, or on a create
+	// the config's own (0.3 names it only there).
+	configID string
+	// size is the length of the caller's request.
+	size int
 }
 
 // read fills r from the caller's request.
@@ -107,6 +112,20 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 			return e
 		}
 	}
+	r.configID = r.op.PushConfigID
+	if r.op.Method == MethodPushConfigSet {
+		if r.vals[slotPush] == nil {
+			return ErrInvalidParams.WithMessage("the push notification config is required")
+		}
+		var id [1][]byte
+		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
+			return ErrInvalidParams.WithMessage("the push notification config must be an object")
+		}
+		var err error
+		if r.configID, err = jsonString(id[0], "id"); err != nil {
+			return ErrInvalidParams.WithMessage("the push notification config's " + err.Error())
+		}
+	}
 	return r.settle(sp)
 }
 
@@ -119,7 +138,12 @@ func (r *bridgeReq) readObject(t *memberTable, sp spelling, obj []byte, where st
 		return ErrInvalidParams.WithMessage(where + " must be an object")
 	}
 	keys := t.keys[sp]
-	out := make([][]byte, len(keys))
+	var buf [8][]byte
+	out := buf[:0]
+	if len(keys) > len(buf) {
+		out = make([][]byte, len(keys))
+	}
+	out = out[:len(keys)]
 	if err := pickStrict(obj, keys, out, knownOnly); err != nil {
 		if where == "" {
 			return invalid(ErrInvalidParams, err)
@@ -175,8 +199,12 @@ func (r *bridgeReq) readQuery(t *memberTable, sp spelling, query url.Values) *Er
 		if len(vs) != 1 {
 			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " is given more than once")
 		}
-		if m.slot.isID() {
+		if m.slot == slotContextID {
 			continue // read by the classifier
+		}
+		if m.slot.isID() {
+			// The path names it; the classifier does not compare a query value.
+			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " belongs in the path")
 		}
 		if e := r.set(m.slot, queryValue(slotKinds[m.slot], vs[0]), k); e != nil {
 			return e
@@ -210,8 +238,7 @@ func checkValue(k valueKind, v []byte) ([]byte, bool) {
 	case kindBool:
 		return v, string(v) == "true" || string(v) == "false"
 	case kindStrings:
-		_, err := jsonStrings(v, "")
-		return v, err == nil
+		return v, rawStrings(v)
 	case kindEnum:
 		if v[0] == '"' {
 			return v, true
@@ -283,7 +310,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 			u.Query = url.Values{}
 		}
 	}
-	w := reqWriter{r: r, sp: sp, query: u.Query}
+	w := reqWriter{r: r, sp: sp, query: u.Query, size: r.size + 64}
 	params, e := w.object(t, true)
 	if e != nil {
 		return u, e
@@ -293,8 +320,8 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 		if len(id) == 0 {
 			id = r.op.RPCID
 		}
-		if len(id) == 0 {
-			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs an id")
+		if len(id) == 0 || !(id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') || !json.Valid(id) {
+			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs a string or number id")
 		}
 		b := make([]byte, 0, len(params)+len(id)+64)
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -316,12 +343,12 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 // one that says nothing (an empty metadata object, a zero page size, an
 // empty page token).
 func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
-	for s := slot(0); s < slots; s++ {
+	for s := slotTenant; s < slots; s++ {
 		v := r.vals[s]
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
 		}
-		if string(v) == "{}" || string(v) == "0" || string(v) == `""` {
+		if isEmptyRaw(v) {
 			r.vals[s] = nil
 			continue
 		}
@@ -341,7 +368,7 @@ func (r *bridgeReq) checkIDs() *Error {
 	if op.Method == MethodPushConfigGet && op.PushConfigID == "" && (r.to.Version == V10 || r.to.Binding == BindingREST) {
 		return ErrInvalidParams.WithMessage("the push notification config id is required by A2A " + r.to.Version.String() + " over " + r.to.Binding.CardName() + ", which the agent speaks")
 	}
-	if r.to.Version == V03 && r.to.Binding == BindingGRPC && (strings.Contains(op.TaskID, "/") || strings.Contains(op.PushConfigID, "/")) {
+	if r.to.Version == V03 && r.to.Binding != BindingJSONRPC && (strings.Contains(op.TaskID, "/") || strings.Contains(r.configID, "/")) {
 		return ErrInvalidParams.WithMessage("an id holds a slash, which an A2A 0.3 resource name cannot carry")
 	}
 	return nil
@@ -357,9 +384,12 @@ func (r *bridgeReq) restLine() (string, string, *Error) {
 		tenant = ""
 	}
 	method, path := restRequestLine(op.Method, r.to.Version, tenant, op.TaskID, op.PushConfigID)
-	want := restLine{op.Method, tenant, op.TaskID, op.PushConfigID}
-	if op.Method == MethodPushConfigSet {
-		want.configID = "" // in the body
+	want := restLine{method: op.Method, tenant: tenant}
+	if op.Method.TaskScoped() {
+		want.taskID = op.TaskID
+	}
+	if op.Method == MethodPushConfigGet || op.Method == MethodPushConfigDelete {
+		want.configID = op.PushConfigID
 	}
 	if got, ok := readRESTLine(method, path, r.to.Version); !ok || got != want {
 		return "", "", ErrInvalidParams.WithMessage("the ids of this request cannot be spelled in an A2A " + r.to.Version.String() + " HTTP+JSON path")
@@ -372,13 +402,16 @@ type reqWriter struct {
 	r     *bridgeReq
 	sp    spelling
 	query url.Values
+	// size is the room to reserve: about the size of the caller's request.
+	size int
 }
 
 // object writes the members of table t as a JSON object, or into the
 // query when w has one (the top level of a request without a body).
 func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 	r := w.r
-	b := []byte{'{'}
+	b := make([]byte, 1, w.size)
+	b[0] = '{'
 	n := 0
 	add := func(name string, v []byte) {
 		if w.query != nil {
@@ -423,7 +456,7 @@ func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 		case m.slot.isID():
 			v = w.id(m.slot)
 		case m.nested != nil:
-			inner, e := (&reqWriter{r: r, sp: w.sp}).object(m.nested, false)
+			inner, e := (&reqWriter{r: r, sp: w.sp, size: 64}).object(m.nested, false)
 			if e != nil {
 				return nil, e
 			}
@@ -464,17 +497,16 @@ func (w *reqWriter) id(s slot) []byte {
 		if rest {
 			return nil
 		}
-		v = op.PushConfigID
+		v = w.r.configID
 	case slotTaskName:
 		v = "tasks/" + op.TaskID
 	case slotConfigName:
-		if op.PushConfigID == "" {
-			if op.Method == MethodPushConfigSet {
-				return nil
-			}
+		switch {
+		case w.r.configID != "":
+			v = "tasks/" + op.TaskID + "/pushNotificationConfigs/" + w.r.configID
+		case op.Method != MethodPushConfigSet:
+			// A 0.3 get of the task's single config names the task.
 			v = "tasks/" + op.TaskID
-		} else {
-			v = "tasks/" + op.TaskID + "/pushNotificationConfigs/" + op.PushConfigID
 		}
 	case slotContextID:
 		v = op.ContextID
@@ -528,19 +560,9 @@ func (r *bridgeReq) translated(k objectKind, s slot) ([]byte, *Error) {
 	if v == nil || from == to {
 		return v, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	var o map[string]any
-	if err := dec.Decode(&o); err != nil || o == nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " must be an object")
-	}
-	o, err := translateObject(k, o, from, to)
+	out, err := translateJSON(k, v, from, to)
 	if err != nil {
 		return nil, ErrInvalidParams.WithMessage(r.names[s] + ": " + strings.TrimPrefix(err.Error(), ErrNotA2A.Error()+": "))
-	}
-	out, err := json.Marshal(o)
-	if err != nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " could not be written")
 	}
 	return out, nil
 }
