@@ -102,7 +102,7 @@ func FuzzRewriteBridged(f *testing.F) {
 			}
 		}
 		o := RewriteOptions{UpstreamBase: upstream, PublicBase: testPublic, Security: GatewaySecurity(true, ""), GRPCAddress: "gw:1",
-			Bridge: &Bridge{Agent: offer[0], Offer: offer, JSONRPCPath: "/", RESTPath: "/rest"},
+			Bridge:  &Bridge{Agent: offer[0], Offer: offer, JSONRPCPath: "/", RESTPath: "/rest"},
 			Version: []a2a.Version{0, a2a.V03, a2a.V10}[pick%3], GRPC: pick&0x80 != 0}
 		out, err := Rewrite(raw, o)
 		if err != nil {
