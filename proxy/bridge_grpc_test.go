@@ -34,9 +34,9 @@ import (
 // been asked in that form only), and callers of the HTTP forms in front
 // of a gRPC agent.
 
-// grpcFront serves the gateway's gRPC listener for the agent on loopback
-// (h2c) and returns a client connection to it.
-func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+// grpcListener serves the gateway's gRPC listener for the agent on
+// loopback (h2c) and returns its address.
+func grpcListener(t *testing.T, gw *proxy.Gateway) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -45,11 +45,18 @@ func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
 	srv := &http.Server{Handler: gw.GRPCHandler(agentName), Protocols: new(http.Protocols)}
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = srv.Serve(ln) }()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// grpcFront is a client connection to the gateway's gRPC listener.
+func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(grpcListener(t, gw), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close(); _ = srv.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	return conn
 }
 
@@ -489,4 +496,45 @@ func TestBridgeHTTPCallerErrorsFromGRPC(t *testing.T) {
 	} else {
 		wantRESTErrorBody(t, ev.Data, a2a.ErrTaskNotFound, "NOT_FOUND")
 	}
+}
+
+// TestBridgeGRPCCallerDeadline: a gRPC caller's deadline bounds its
+// bridged call to an HTTP agent, and its passing is the agent's timeout,
+// not the caller leaving.
+func TestBridgeGRPCCallerDeadline(t *testing.T) {
+	released := make(chan struct{})
+	url := scriptedRPCAgent(t, func(w http.ResponseWriter, method, id string) {
+		<-released // answers once the test is over
+	})
+	t.Cleanup(func() { close(released) })
+	e := start(t, url, withConfig(func(c *config.Config) {
+		c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0"}
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	}))
+	// A raw call, which unlike a gRPC library's does not give up at its
+	// own deadline: the gateway's answer is what it gets.
+	msg, err := proto.Marshal(&a2a10.GetTaskRequest{Id: "t-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, "http://"+grpcListener(t, e.gw)+"/lf.a2a.v1.A2AService/GetTask", bytes.NewReader(grpcwire.AppendMessage(nil, msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("Grpc-Timeout", "200m")
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: tr, Timeout: testTimeout}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get("Grpc-Status"); got != "4" {
+		t.Fatalf("grpc-status %q (trailer %q), want 4 DEADLINE_EXCEEDED", got, resp.Trailer.Get("Grpc-Status"))
+	}
+	e.wantCounter(t, "upstream_errors_total", map[string]string{"agent": agentName, "reason": "timeout"}, 1)
 }
