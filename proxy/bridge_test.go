@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
 // The bridge between the HTTP forms: real loopback agents that speak one
@@ -580,5 +582,31 @@ func TestBridgeListTasksTo03Refused(t *testing.T) {
 		if n != 0 {
 			t.Fatalf("a refused list reached the %s agent", af)
 		}
+	}
+}
+
+// The extended card through a bridge is the card stage's to spell: its
+// observers see the agent's card as the agent wrote it, and without that
+// stage the caller gets no card in the agent's form.
+func TestBridgeExtendedCardLeftToTheCardStage(t *testing.T) {
+	agent := newFormAgent(t, form10RPC)
+	var observed []byte
+	e := start(t, agent.srv.URL, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	}), withStage(func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			s.AddObserver(proxy.ObserverFunc(func(context.Context, *proxy.Scope, a2a.Event, []byte) error {
+				observed = append([]byte(nil), s.Result()...)
+				return nil
+			}))
+			return next(w, r, s)
+		}
+	}))
+	rq := request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodExtendedCard, a2a.V03, `"r-1"`, `{}`)}
+	resp, body := e.do(t, rq)
+	op := &a2a.Operation{Method: a2a.MethodExtendedCard, Version: a2a.V03, Binding: a2a.BindingJSONRPC, RPCID: []byte(`"r-1"`)}
+	wantCallerError(t, form03RPC, op, resp, body, a2a.ErrInvalidAgentResponse)
+	if want := spell10.task(a2a.StateCompleted); string(observed) != want {
+		t.Fatalf("observed %s, want the agent's card %s", observed, want)
 	}
 }
