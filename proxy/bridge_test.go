@@ -610,3 +610,32 @@ func TestBridgeExtendedCardLeftToTheCardStage(t *testing.T) {
 		t.Fatalf("observed %s, want the agent's card %s", observed, want)
 	}
 }
+
+// An HTTP+JSON agent's stream error event and keep-alives, through the
+// bridge: the keep-alive is passed on, the error becomes the gateway's in
+// the caller's form and ends the stream.
+func TestBridgeRESTStreamError(t *testing.T) {
+	u := newUpstream(t, func(_ *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, "data: "+spell10.statusUpdate(a2a.StateWorking)+"\n\n")
+		writeFlush(w, ": keep-alive\n\n")
+		writeFlush(w, `event: error`+"\n"+`data: {"error":{"code":404,"status":"NOT_FOUND","message":"agent secret","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`+"\n\n")
+		writeFlush(w, "data: "+spell10.statusUpdate(a2a.StateCompleted)+"\n\n")
+	})
+	e := start(t, u.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "HTTP+JSON"}}
+	}))
+	rq, op := callerRequest(t, form03RPC, a2a.MethodStream)
+	st := e.open(t, rq)
+	if ev := readAs(t, op, st.next(t).Data); ev.Kind != a2a.EventStatusUpdate || ev.State != a2a.StateWorking {
+		t.Fatalf("first event %+v", ev)
+	}
+	if ka := st.next(t); !ka.KeepAlive() {
+		t.Fatalf("want the keep-alive, got %q", ka.Raw)
+	}
+	last := st.next(t)
+	if ev := readAs(t, op, last.Data); ev.Kind != a2a.EventError || ev.ErrorCode != a2a.ErrTaskNotFound.Code || bytes.Contains(last.Data, []byte("agent secret")) {
+		t.Fatalf("want the gateway's TaskNotFound, got %s", last.Data)
+	}
+	st.wantCleanEnd(t)
+}
