@@ -233,6 +233,9 @@ func queryValue(k valueKind, s string) []byte {
 // checkValue checks a raw value against k and returns it normalised: an
 // int as its number (protobuf JSON also writes it as a string).
 func checkValue(k valueKind, v []byte) ([]byte, bool) {
+	if len(v) == 0 {
+		return nil, false // an empty query value
+	}
 	switch k {
 	case kindObject:
 		return v, isObject(v)

@@ -502,6 +502,8 @@ func TestTranslateRequestRESTQuery(t *testing.T) {
 		{"/tasks/t", url.Values{"historyLength": {"1", "2"}}, "more than once"},
 		{"/tasks/t", url.Values{"historyLength": {"1"}, "history_length": {"2"}}, "more than once"},
 		{"/tasks/t", url.Values{"historyLength": {"x"}}, "wrong type"},
+		{"/tasks/t", url.Values{"historyLength": {""}}, "wrong type"},
+		{"/tasks", url.Values{"includeArtifacts": {""}}, "wrong type"},
 		{"/tasks/t", url.Values{"pageSize": {"1"}}, "not one the gateway accepts"},
 		{"/tasks", url.Values{"includeArtifacts": {"yes"}}, "wrong type"},
 	} {
