@@ -119,7 +119,7 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 		if r.vals[slotPush] == nil {
 			return ErrInvalidParams.WithMessage("the push notification config is required")
 		}
-		var id [1][]byte
+		var id [1][]byte // pushConfigKeys starts with the config's id
 		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
 			return ErrInvalidParams.WithMessage("the push notification config must be an object")
 		}
