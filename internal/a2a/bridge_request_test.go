@@ -532,6 +532,22 @@ func TestTranslateRequestSameForm(t *testing.T) {
 	}
 }
 
+// TestRESTRoutes03: 0.3 names the extended card /v1/card, and callers are
+// also served at the 1.0 name below /v1/; the gateway spells /v1/card.
+func TestRESTRoutes03(t *testing.T) {
+	for _, p := range []string{"/v1/card", "/v1/extendedAgentCard"} {
+		if op, e := ClassifyREST("GET", p, nil, nil, V03, true); e != nil || op.Method != MethodExtendedCard {
+			t.Errorf("%s: %v", p, e)
+		}
+	}
+	if _, p := RESTPath(MethodExtendedCard, V03, "", ""); p != "/v1/card" {
+		t.Errorf("RESTPath: %s", p)
+	}
+	if _, e := ClassifyREST("GET", "/card", nil, nil, V10, true); e == nil {
+		t.Error("/card is no 1.0 route")
+	}
+}
+
 // TestTranslateRequestTable: every method the classifier knows has a
 // table, and every value slot is carried by some spelling of it.
 func TestTranslateRequestTable(t *testing.T) {
