@@ -77,6 +77,8 @@ type bridgeReq struct {
 	names [slots]string
 	// immediate is a send's returnImmediately: 0 unknown, else 1 + value.
 	immediate uint8
+	// conf is whether a send has a configuration.
+	conf bool
 	// configID is the push config's id: the Operation's, or on a create
 	// the config's own (0.3 names it only there).
 	configID string
@@ -117,7 +119,7 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 		if r.vals[slotPush] == nil {
 			return ErrInvalidParams.WithMessage("the push notification config is required")
 		}
-		var id [1][]byte
+		var id [1][]byte // pushConfigKeys starts with the config's id
 		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
 			return ErrInvalidParams.WithMessage("the push notification config must be an object")
 		}
@@ -160,6 +162,7 @@ func (r *bridgeReq) readObject(t *memberTable, sp spelling, obj []byte, where st
 			name = where + "." + name
 		}
 		if m.nested != nil {
+			r.conf = r.conf || m.slot == slotConfiguration
 			if e := r.readObject(m.nested, sp, v, name); e != nil {
 				return e
 			}
@@ -230,6 +233,9 @@ func queryValue(k valueKind, s string) []byte {
 // checkValue checks a raw value against k and returns it normalised: an
 // int as its number (protobuf JSON also writes it as a string).
 func checkValue(k valueKind, v []byte) ([]byte, bool) {
+	if len(v) == 0 {
+		return nil, false // an empty query value
+	}
 	switch k {
 	case kindObject:
 		return v, isObject(v)
@@ -272,15 +278,19 @@ func (r *bridgeReq) settle(sp spelling) *Error {
 		r.immediate = 1 + b2u(string(ri) == "true")
 	case bl != nil:
 		r.immediate = 1 + b2u(string(bl) == "false")
-	case r.op.Method == MethodSend && r.from.Version == V03:
-		// 0.3 blocking is false unless set (a2a.v1: "If false, the message
-		// will be non-blocking"); 1.0 waits unless told to return.
-		r.immediate = 2
 	case r.op.Method == MethodSend:
-		r.immediate = 1
+		r.immediate = 1 + b2u(r.from.Version == V03 && sp != sp03RPC && r.conf)
 	}
 	return nil
 }
+
+// A send that names no blocking mode: 1.0 waits ("false (default)"). A 0.3
+// protobuf configuration's blocking is a plain bool, false when unset, and
+// false is non-blocking (a2a.v1 SendMessageConfiguration). A 0.3 JSON-RPC
+// send gives no default in the specification; agents (a2a-go v0.3.3
+// a2asrv, "default Blocking to TRUE") wait, and clients (a2a-go's) send a
+// blocking request without configuration, so it waits. A 0.3 protobuf send
+// without configuration is read alike, as a2a-go's protobuf reader does.
 
 func b2u(b bool) uint8 {
 	if b {

@@ -77,8 +77,8 @@ const (
 )
 
 // The tables, by object kind. Parts and task push configs change shape
-// between dialects (flat against nested), so translatePart and
-// translateTaskPushConfig read their rows by hand.
+// between dialects (flat against nested), so bridgeWriter.part and
+// bridgeWriter.taskPushConfig read their rows by hand.
 var objectTables = [...]objectTable{
 	objMessage: {name: "message", kind: "message", members: []memberRow{
 		{names: [3]string{"messageId", "messageId", "messageId"}, value: vString, fill03: true},

@@ -274,3 +274,56 @@ func TestBridgeLifecycle(t *testing.T) {
 		}
 	}
 }
+
+// With tenant_routing, a 0.3 caller's request, which has no tenant, reaches
+// the 1.0 agent through the bridge with the caller's.
+func TestBridgeTenantRouting(t *testing.T) {
+	env := bridgedEnv(t, func(c *config.Config) { c.Agents[0].TenantRouting = true })
+	c := newCaller(t, env)
+	for _, d := range bridgedDialects {
+		env.Agent.ResetRequests()
+		rq := d.send(c, c.nextID("m"), "complete hi")
+		resp, body := c.do(t, rq)
+		if ev := d.answer(t, rq, resp, body); ev.Kind != a2a.EventTask {
+			t.Fatalf("%s: %+v: %s", d.name, ev, body)
+		}
+		reqs := env.Agent.Requests()
+		if len(reqs) != 1 || !bytes.Contains(reqs[0].Body, []byte(`"tenant":"acme"`)) {
+			t.Fatalf("%s: the agent got %+v, want one 1.0 request routed to tenant acme", d.name, reqs)
+		}
+	}
+}
+
+// ListTasks, 1.0 only, is bridged between the 1.0 forms and filtered to the
+// caller's tasks as unbridged.
+func TestBridgeListTasks(t *testing.T) {
+	env := bridgedEnv(t)
+	owner, other := newCaller(t, env), newCaller(t, env)
+	other.token = env.Token(t, "globex", "mallory")
+	rest := dialect{"1.0 REST", a2a.V10, false}
+	var mine []string
+	for _, c := range []*caller{owner, owner, other} {
+		rq := rest.send(c, c.nextID("m"), "complete hi")
+		resp, body := c.do(t, rq)
+		ev := rest.answer(t, rq, resp, body)
+		if ev.Kind != a2a.EventTask {
+			t.Fatalf("send: %+v: %s", ev, body)
+		}
+		if c == owner {
+			mine = append(mine, ev.TaskID)
+		}
+	}
+	method, path := a2a.RESTPath(a2a.MethodListTasks, a2a.V10, "", "")
+	rq := request{method: method, path: path, header: v10()}
+	resp, body := owner.do(t, rq)
+	ev := rest.answer(t, rq, resp, body)
+	var got []string
+	for _, lt := range ev.Listed {
+		got = append(got, lt.ID)
+	}
+	slices.Sort(got)
+	slices.Sort(mine)
+	if resp.StatusCode != http.StatusOK || !slices.Equal(got, mine) {
+		t.Fatalf("HTTP %d: listed %v, want the caller's %v: %s", resp.StatusCode, got, mine, body)
+	}
+}
