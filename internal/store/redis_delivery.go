@@ -517,7 +517,9 @@ func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []str
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	v, err := runPiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
+	// Nobody's latency waits on what was delivered already: the
+	// acknowledgement rides with the next round trip.
+	v, err := ridePiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
 	if err != nil {
 		return nil, r.conn.fail("delivery ack", err)
 	}
