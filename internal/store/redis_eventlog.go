@@ -213,15 +213,24 @@ func (l redisEventLog) recordKeys(agent, taskID string) []string {
 }
 
 func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
+	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID), l.recordArgs(id, payload, at, live)...).Slice()
+	if err != nil {
+		return Recorded{}, l.conn.fail("event log record", err)
+	}
+	return l.recorded(agent, taskID, res)
+}
+
+// recordArgs are the ARGV of eventRecordLua.
+func (l redisEventLog) recordArgs(id string, payload []byte, at time.Time, live time.Duration) []any {
 	var liveMS int64
 	if live > 0 {
 		liveMS = liveMillis(live)
 	}
-	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID),
-		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS).Slice()
-	if err != nil {
-		return Recorded{}, l.conn.fail("event log record", err)
-	}
+	return []any{id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS}
+}
+
+// recorded reads the reply of eventRecordLua: {seq, added, config records}.
+func (l redisEventLog) recorded(agent, taskID string, res []any) (Recorded, error) {
 	if len(res) != 3 {
 		return Recorded{}, fmt.Errorf("store: event log record: unexpected reply of %d elements", len(res))
 	}
@@ -232,6 +241,7 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 		return Recorded{}, fmt.Errorf("store: event log record: unexpected sequence number %v", res[0])
 	}
 	r := Recorded{Seq: seq, Added: added == 1, Configs: make([]PushConfig, 0, len(recs))}
+	raw := make([]string, 0, len(recs))
 	for _, rec := range recs {
 		v, _ := rec.(string)
 		c, err := decodeStoredPushConfig(agent, taskID, []byte(v))
@@ -239,8 +249,10 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 			return Recorded{}, fmt.Errorf("store: event log record: %w", err)
 		}
 		r.Configs = append(r.Configs, c)
+		raw = append(raw, v)
 	}
 	sortPushConfigs(r.Configs)
+	r.Digest = configsDigest(raw)
 	return r, nil
 }
 
