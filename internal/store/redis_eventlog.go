@@ -51,11 +51,15 @@ if last then
 end
 redis.call('XADD', KEYS[1], string.format('%.0f', n) .. '-0', 'id', ARGV[1], 'at', ARGV[2], 'pl', ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], n)
-local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
-if excess > 0 then
-  for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
-    redis.call('XDEL', KEYS[1], e[1])
-    redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
+-- Entries are numbered from 1 without gaps, so up to max events the log
+-- holds no more than n.
+if n > tonumber(ARGV[4]) then
+  local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
+  if excess > 0 then
+    for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
+      redis.call('XDEL', KEYS[1], e[1])
+      redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
+    end
   end
 end
 for i = 1, 3 do

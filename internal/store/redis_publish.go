@@ -101,7 +101,7 @@ if redis.sha1hex(table.concat(parts)) ~= ARGV[20] then
 end
 local out = enqueue()
 if out == 'ok' and ARGV[12] ~= '' and claim_as(ARGV[12], ARGV[13]) then
-  return {r[1], r[2], false, out, with_attempts(head())}
+  return {r[1], r[2], false, out, with_attempts(fresh or head())}
 end
 return {r[1], r[2], false, out}
 `)
