@@ -132,9 +132,10 @@ local function trim_ids(retention)
 end
 local function added(id, enq_ns, len)
   redis.call('ZADD', KEYS[2], 'inf', id)
-  redis.call('PERSIST', KEYS[2])
   redis.call('INCR', KEYS[6])
   if len == 0 then
+    -- Only a queue that emptied has its ids expiring.
+    redis.call('PERSIST', KEYS[2])
     redis.call('ZADD', KEYS[5], ms_of(enq_ns), ARGV[1])
   end
   redis.call('ZADD', KEYS[4], 'NX', ARGV[2], ARGV[1])
