@@ -46,8 +46,9 @@ import (
 //
 // A queue's stream is deleted when it empties, and its id set then expires
 // after DeliveryIDRetention; markers of ids that left the queue are trimmed
-// after DeliveryIDRetention on every write, while queued ids (+inf) never
-// are. Claiming an endpoint pushes its due score to the end of the lease
+// after DeliveryIDRetention by every write that removes deliveries (an
+// enqueue takes an older marker for no repeat), while queued ids (+inf)
+// never are. Claiming an endpoint pushes its due score to the end of the lease
 // (a visibility timeout), so other workers do not see it while it is being
 // worked on, and see it again should the worker die.
 //
