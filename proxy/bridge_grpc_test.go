@@ -158,6 +158,16 @@ func TestBridgeGRPC10Caller(t *testing.T) {
 			}
 			_, err = c.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: id})
 			wantStatus(t, "second cancel", err, codes.FailedPrecondition)
+			if form.Binding != "GRPC" {
+				// The gRPC framing's headers mean nothing to an HTTP agent.
+				for _, r := range agent.Requests() {
+					for k := range r.Header {
+						if strings.HasPrefix(k, "Grpc-") {
+							t.Fatalf("the agent got %s: %v", k, r.Header)
+						}
+					}
+				}
+			}
 			wantAgentForm(t, agent, form)
 		})
 	}
