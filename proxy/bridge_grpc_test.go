@@ -36,7 +36,7 @@ import (
 
 // grpcListener serves the gateway's gRPC listener for the agent on
 // loopback (h2c) and returns its address.
-func grpcListener(t *testing.T, gw *proxy.Gateway) string {
+func grpcListener(t testing.TB, gw *proxy.Gateway) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +50,7 @@ func grpcListener(t *testing.T, gw *proxy.Gateway) string {
 }
 
 // grpcFront is a client connection to the gateway's gRPC listener.
-func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+func grpcFront(t testing.TB, gw *proxy.Gateway) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(grpcListener(t, gw), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -420,7 +420,7 @@ func TestBridgeGRPCCallerErrors(t *testing.T) {
 
 // scriptedGRPCAgent is a 1.0 gRPC agent on loopback (h2c) that answers
 // each call as script says: messages, then trailers.
-func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method string)) string {
+func scriptedGRPCAgent(t testing.TB, script func(w http.ResponseWriter, method string)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -442,7 +442,7 @@ func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method s
 }
 
 // grpcMessages writes the header of a gRPC answer and its messages.
-func grpcMessages(t *testing.T, w http.ResponseWriter, msgs ...proto.Message) {
+func grpcMessages(t testing.TB, w http.ResponseWriter, msgs ...proto.Message) {
 	w.Header().Set("Content-Type", "application/grpc")
 	w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
 	w.WriteHeader(http.StatusOK)
