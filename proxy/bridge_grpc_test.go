@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -360,6 +361,7 @@ func scriptedRPCAgent(t *testing.T, script func(w http.ResponseWriter, method, i
 // terminal state ends with a status update marked final.
 func TestBridgeGRPCCallerErrors(t *testing.T) {
 	const task = `{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}`
+	var subscribed atomic.Int32
 	url := scriptedRPCAgent(t, func(w http.ResponseWriter, method, id string) {
 		switch method {
 		case "GetTask":
@@ -374,6 +376,11 @@ func TestBridgeGRPCCallerErrors(t *testing.T) {
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"agent-secret t-9"}}`+"\n\n")
 		case "SubscribeToTask":
 			sseHeader(w)
+			if subscribed.Add(1) > 1 {
+				// The task, already ended: no status update says so.
+				writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+strings.Replace(task, "WORKING", "FAILED", 1)+`}}`+"\n\n")
+				return
+			}
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+task+`}}`+"\n\n")
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"}}}}`+"\n\n")
 		default:
@@ -415,6 +422,19 @@ func TestBridgeGRPCCallerErrors(t *testing.T) {
 	}
 	if last := got[1].GetStatusUpdate(); last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED || !last.GetFinal() {
 		t.Fatalf("0.3 subscription: last %v, want completed and final", got[1])
+	}
+	// A stream the agent ends on the task's terminal state alone ends, for
+	// a 0.3 caller, with the status update that says so.
+	sub, err = c03.TaskSubscription(ctx, &a2a03.TaskSubscriptionRequest{Name: "tasks/t-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = recvAll(sub)
+	if err != nil || len(got) != 2 || got[0].GetTask().GetStatus().GetState() != a2a03.TaskState_TASK_STATE_FAILED {
+		t.Fatalf("0.3 subscription to an ended task: %v %v", got, err)
+	}
+	if last := got[1].GetStatusUpdate(); last.GetTaskId() != "t-1" || last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_FAILED || !last.GetFinal() {
+		t.Fatalf("0.3 subscription to an ended task: last %v, want failed and final", got[1])
 	}
 }
 
