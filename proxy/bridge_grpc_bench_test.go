@@ -29,7 +29,7 @@ func BenchmarkBridgeGRPCSend(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := scriptedGRPCAgent(b, func(w http.ResponseWriter, method string) {
+	addr := scriptedGRPCAgent(b, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/grpc")
 		w.Header().Set("Trailer", "Grpc-Status")
 		w.WriteHeader(http.StatusOK)
