@@ -37,29 +37,6 @@ func refusal(object, name string, format string, args ...any) error {
 
 var errBridgeJSON = fmt.Errorf("%w: bridging: malformed JSON", ErrNotA2A)
 
-// translateObject rewrites one decoded object of kind k (numbers as
-// json.Number) from one dialect to another and returns it. Members the
-// tables do not know are refused, not passed on. Callers holding the JSON
-// text use translateJSON, which does not decode it.
-func translateObject(k objectKind, o map[string]any, from, to dialect) (map[string]any, error) {
-	if from == to {
-		return o, nil
-	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotA2A, err)
-	}
-	out, err := translateJSON(k, b, from, to)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decodeJSON(out)
-	if err != nil {
-		return nil, err
-	}
-	return v.(map[string]any), nil
-}
-
 // translateJSON translates the JSON text of one object of kind k.
 func translateJSON(k objectKind, b []byte, from, to dialect) ([]byte, error) {
 	if from == to {

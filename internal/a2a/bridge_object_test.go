@@ -8,16 +8,6 @@ import (
 	"testing"
 )
 
-// bridgeDecode decodes a test object the way the bridge does.
-func bridgeDecode(t testing.TB, s string) map[string]any {
-	t.Helper()
-	v, err := decodeJSON([]byte(s))
-	if err != nil {
-		t.Fatalf("decode %s: %v", s, err)
-	}
-	return v.(map[string]any)
-}
-
 // sameJSON compares two JSON texts by value.
 func sameJSON(t testing.TB, got []byte, want string) bool {
 	t.Helper()
@@ -33,15 +23,11 @@ func sameJSON(t testing.TB, got []byte, want string) bool {
 
 func mustTranslate(t *testing.T, k objectKind, s string, from, to dialect) []byte {
 	t.Helper()
-	out, err := translateObject(k, bridgeDecode(t, s), from, to)
+	out, err := translateJSON(k, []byte(s), from, to)
 	if err != nil {
 		t.Fatalf("%s -> %s: %v\n%s", from, to, err, s)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return out
 }
 
 // The same objects in each dialect, written from the specifications.
@@ -127,7 +113,7 @@ func TestTranslateMessageRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := translateObject(objMessage, bridgeDecode(t, c.in), c.from, c.to)
+			_, err := translateJSON(objMessage, []byte(c.in), c.from, c.to)
 			if !errors.Is(err, ErrNotA2A) {
 				t.Fatalf("got %v, want an error wrapping ErrNotA2A", err)
 			}
