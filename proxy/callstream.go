@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,18 +24,42 @@ var ErrStreamEnded = errors.New("the agent's stream ended")
 // error back as an *a2a.Error carrying its code. Like Call, it
 // authenticates as forwarded requests do; the agent must start the stream
 // within its request timeout, and a stream without an event carrying data
-// (comments do not count) for stream_idle ends.
+// (comments do not count) for stream_idle ends. A bridged agent is called
+// in its own form, its events handed over in v's JSON-RPC form.
 func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m a2a.Method, params any, yield func(ev a2a.Event, result []byte) error) error {
 	a, ok := g.agents[agent]
 	if !ok {
 		return fmt.Errorf("call stream: unknown agent %q", agent)
 	}
+	if to, bridged := a.ownCallForm(v); bridged {
+		c, err := newOwnCall(v, m, params, to)
+		if err != nil {
+			return fmt.Errorf("call stream %s %s: %w", agent, m, err)
+		}
+		return g.callStreamBridged(ctx, a, c, yield)
+	}
 	if over, err := g.callsOverGRPC(ctx, a); err != nil || over {
 		if err != nil {
 			return fmt.Errorf("call stream %s %s: %w", agent, m, err)
 		}
-		return g.callStreamGRPC(ctx, a, v, m, params, yield)
+		msg, err := encodeCall(v, m, params)
+		if err != nil {
+			return fmt.Errorf("call stream %s %s: %w", agent, m, err)
+		}
+		return g.callStreamGRPC(ctx, a, v, m, msg, yield)
 	}
+	req, err := a.rpcCallRequest(context.Background(), v, a2a.RPCRequest(v, m, callID, params), true)
+	if err != nil {
+		return err
+	}
+	return g.callStreamHTTP(ctx, a, req, callOp(v, m), yield)
+}
+
+// callStreamHTTP sends req, a streaming call of the gateway's own, within
+// ctx and the agent's bounds, and hands each event, read as an answer to
+// op (JSON-RPC or HTTP+JSON), to yield.
+func (g *Gateway) callStreamHTTP(ctx context.Context, a *Agent, req *http.Request, op *a2a.Operation, yield func(ev a2a.Event, result []byte) error) error {
+	m := op.Method
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wait := a.cfg.Timeouts.Request.D()
@@ -45,31 +68,17 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		wait = min(wait, idle)
 	}
 	late := time.AfterFunc(wait, func() { cancel(context.DeadlineExceeded) })
-	body := a2a.RPCRequest(v, m, callID, params)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.upstreamURL(a.cfg.JSONRPCPath, "").String(), bytes.NewReader(body))
-	if err != nil {
-		late.Stop()
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", a2a.SSEContentType)
-	if v == a2a.V10 {
-		req.Header.Set(a2a.VersionHeader, v.String())
-	}
-	if a.upstreamAuth != "" {
-		req.Header.Set("Authorization", a.upstreamAuth)
-	}
-	resp, err := a.streams.RoundTrip(req)
+	resp, err := a.streams.RoundTrip(req.WithContext(ctx))
 	if !late.Stop() && err == nil {
 		resp.Body.Close()
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		return fmt.Errorf("call stream %s %s: %w", agent, m, err)
+		return fmt.Errorf("call stream %s %s: %w", a.Name, m, err)
 	}
 	defer resp.Body.Close()
 	if !isEventStream(resp.Header) {
-		return answerError(agent, m, resp)
+		return answerError(a.Name, op, resp)
 	}
 	var timer *time.Timer
 	if idle > 0 {
@@ -77,7 +86,6 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		defer timer.Stop()
 	}
 	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
-	op := callOp(v, m)
 	for {
 		sse, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -87,7 +95,7 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 				err = cause
 			}
-			return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, agent, m, err)
+			return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, a.Name, m, err)
 		}
 		if sse.KeepAlive() {
 			continue // proves the connection, not the stream, alive
@@ -95,9 +103,16 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 		if timer != nil {
 			timer.Reset(idle)
 		}
-		ev, res, err := a2a.ReadAnswer(op, sse.Data)
+		var ev a2a.Event
+		var res []byte
+		if op.Binding == a2a.BindingREST && sse.Event == "error" {
+			// The HTTP+JSON binding ends a failing stream with its error body.
+			ev, err = a2a.ReadRESTError(op.Version, sse.Data)
+		} else {
+			ev, res, err = a2a.ReadAnswer(op, sse.Data)
+		}
 		if err != nil {
-			return fmt.Errorf("%w: %s %s: an event is not an A2A result: %w", ErrStreamEnded, agent, m, err)
+			return fmt.Errorf("%w: %s %s: an event is not an A2A result: %w", ErrStreamEnded, a.Name, m, err)
 		}
 		if ev.Kind == a2a.EventError {
 			return a2a.AgentCallError(ev.ErrorCode, fmt.Sprintf("the agent ended %s with error %d", m, ev.ErrorCode))
@@ -109,15 +124,26 @@ func (g *Gateway) CallStream(ctx context.Context, agent string, v a2a.Version, m
 }
 
 // answerError reads a JSON answer where a stream was expected: the agent's
-// JSON-RPC error, or a description of what came instead.
-func answerError(agent string, m a2a.Method, resp *http.Response) error {
+// error in op's binding, or a description of what came instead.
+func answerError(agent string, op *a2a.Operation, resp *http.Response) error {
+	m := op.Method
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxCallAnswer))
 	if err != nil {
 		return fmt.Errorf("call stream %s %s: %w", agent, m, err)
 	}
-	res, code, err := a2a.UnwrapRPC(raw)
-	if err != nil || res != nil {
-		return fmt.Errorf("call stream %s %s: HTTP %d, not an event stream", agent, m, resp.StatusCode)
+	var code int
+	if op.Binding == a2a.BindingREST {
+		ev, err := a2a.ReadRESTError(op.Version, raw)
+		if err != nil || resp.StatusCode < 300 {
+			return fmt.Errorf("call stream %s %s: HTTP %d, not an event stream", agent, m, resp.StatusCode)
+		}
+		code = ev.ErrorCode
+	} else {
+		res, c, err := a2a.UnwrapRPC(raw)
+		if err != nil || res != nil {
+			return fmt.Errorf("call stream %s %s: HTTP %d, not an event stream", agent, m, resp.StatusCode)
+		}
+		code = c
 	}
 	return a2a.AgentCallError(code, fmt.Sprintf("the agent answered %s with error %d", m, code))
 }

@@ -15,27 +15,31 @@ import (
 )
 
 // callsOverGRPC reports whether the gateway's own calls to a go over gRPC
-// (Options.GRPCOnly): a gRPC-only agent has no JSON-RPC to call.
+// (Options.GRPCOnly): a gRPC-only agent has no JSON-RPC to call. A
+// bridged agent speaks the one form its bridge names, whatever its card.
 func (g *Gateway) callsOverGRPC(ctx context.Context, a *Agent) (bool, error) {
-	if a.grpc == nil || g.grpcOnly == nil {
+	if a.grpc == nil || g.grpcOnly == nil || a.Bridge != nil {
 		return false, nil
 	}
 	return g.grpcOnly(ctx, a)
 }
 
-// openGRPCCall sends one call of the gateway's own to a's gRPC service:
-// the request message built from the JSON-RPC params the call would send
-// over JSON-RPC. A trailers-only error answer is returned as the agent's
-// error, with its code.
-func (g *Gateway) openGRPCCall(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, params any) (*http.Response, error) {
+// encodeCall is the request message of a call of the gateway's own to a
+// gRPC agent, built from the JSON-RPC params the call would send over
+// JSON-RPC.
+func encodeCall(v a2a.Version, m a2a.Method, params any) ([]byte, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := grpcwire.EncodeRequest(v, m, raw)
-	if err != nil {
-		return nil, err
-	}
+	return grpcwire.EncodeRequest(v, m, raw)
+}
+
+// openGRPCCall sends one call of the gateway's own, the request message
+// msg of m in version v, to a's gRPC service, its a2a-version metadata
+// saying v (setGRPCVersion). A trailers-only error
+// answer is returned as the agent's error, with its code.
+func (g *Gateway) openGRPCCall(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, msg []byte) (*http.Response, error) {
 	path, ok := grpcwire.Path(v, m)
 	if !ok {
 		return nil, fmt.Errorf("no gRPC method for %s in %s", m, v)
@@ -50,6 +54,7 @@ func (g *Gateway) openGRPCCall(ctx context.Context, a *Agent, v a2a.Version, m a
 	}
 	req.Header.Set("Content-Type", grpcwire.ContentType)
 	req.Header.Set("Te", "trailers")
+	setGRPCVersion(req.Header, v)
 	if dl, ok := ctx.Deadline(); ok {
 		req.Header.Set("Grpc-Timeout", grpcwire.FormatTimeout(time.Until(dl)))
 	}
@@ -84,10 +89,11 @@ func callStatusError(h http.Header, m a2a.Method) error {
 	return nil
 }
 
-// callGRPC is Call over gRPC; the result is the HTTP+JSON form of the
-// answer, which a2a.ParseResult reads like the JSON-RPC result.
-func (g *Gateway) callGRPC(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, params any) ([]byte, error) {
-	resp, err := g.openGRPCCall(ctx, a, v, m, params)
+// callGRPC is Call over gRPC, of the request message request; the result
+// is the HTTP+JSON form of the answer, which a2a.ParseResult reads like
+// the JSON-RPC result.
+func (g *Gateway) callGRPC(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, request []byte) ([]byte, error) {
+	resp, err := g.openGRPCCall(ctx, a, v, m, request)
 	if err != nil {
 		return nil, fmt.Errorf("call %s %s: %w", a.Name, m, err)
 	}
@@ -115,7 +121,7 @@ func (g *Gateway) callGRPC(ctx context.Context, a *Agent, v a2a.Version, m a2a.M
 // callStreamGRPC is CallStream over gRPC, within the same bounds: the
 // agent starts the stream within wait, and a stream without a message
 // for idle (when set) ends.
-func (g *Gateway) callStreamGRPC(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, params any, yield func(ev a2a.Event, result []byte) error) error {
+func (g *Gateway) callStreamGRPC(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, request []byte, yield func(ev a2a.Event, result []byte) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wait, idle := a.cfg.Timeouts.Request.D(), a.cfg.Timeouts.StreamIdle.D()
@@ -123,7 +129,7 @@ func (g *Gateway) callStreamGRPC(ctx context.Context, a *Agent, v a2a.Version, m
 		wait = min(wait, idle)
 	}
 	late := time.AfterFunc(wait, func() { cancel(context.DeadlineExceeded) })
-	resp, err := g.openGRPCCall(ctx, a, v, m, params)
+	resp, err := g.openGRPCCall(ctx, a, v, m, request)
 	if !late.Stop() && err == nil {
 		resp.Body.Close()
 		err = context.DeadlineExceeded

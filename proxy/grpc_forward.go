@@ -49,6 +49,7 @@ func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, 
 	req.Header.Set("User-Agent", telemetry.ForwardedUserAgent(r.Header.Get("User-Agent")))
 	req.Header.Set("Content-Type", grpcwire.ContentType)
 	req.Header.Set("Te", "trailers")
+	setGRPCVersion(req.Header, s.Op.Version)
 	// The agent is told the caller's deadline even when the exchange
 	// outlives the caller (DetachFromClient), so it stops when its answer
 	// is no longer awaited.
@@ -82,6 +83,18 @@ func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, 
 		return g.relayGRPCStream(w, r, s, resp)
 	}
 	return g.relayGRPCUnary(w, clientCtx, s, resp)
+}
+
+// setGRPCVersion makes a call's a2a-version metadata say v, the version
+// of the service it calls: 1.0 clients must send it, and an agent reads a
+// call without it as 0.3, which is what a 0.3 call then says. Whatever
+// the caller sent is replaced: the service path decided the version.
+func setGRPCVersion(h http.Header, v a2a.Version) {
+	if v == a2a.V10 {
+		h.Set(a2a.VersionHeader, v.String())
+	} else {
+		h.Del(a2a.VersionHeader)
+	}
 }
 
 // earliestDeadline is the earlier deadline of a and b, if either has one.

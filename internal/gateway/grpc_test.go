@@ -241,6 +241,18 @@ func TestGRPCMetadataBothWays(t *testing.T) {
 	if got := md.Get("x-trace-note"); len(got) != 1 || got[0] != "kept" {
 		t.Errorf("the agent got x-trace-note %q, want the caller's", got)
 	}
+	// The caller sent no a2a-version; the agent must not read the 1.0
+	// call as 0.3, and a 0.3 call says none.
+	if got := md.Get("a2a-version"); len(got) != 1 || got[0] != "1.0" {
+		t.Errorf("the agent got a2a-version %q on a 1.0 call, want 1.0", got)
+	}
+	v03 := metadata.AppendToOutgoingContext(ctx, "a2a-version", "1.0")
+	if _, err := e.c03.SendMessage(v03, &a2a03.SendMessageRequest{Request: msg03("md-2", "hi")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.agent.lastCall(t, "SendMessage").Get("a2a-version"); len(got) != 0 {
+		t.Errorf("the agent got a2a-version %q on a 0.3 call, want none", got)
+	}
 	e.agent.mu.Lock()
 	agentDeadline := e.agent.deadlines[len(e.agent.deadlines)-1]
 	e.agent.mu.Unlock()
@@ -610,6 +622,9 @@ func TestGRPCOnlyAgent(t *testing.T) {
 	}
 	if ev, err := a2a.ParseResult(got); err != nil || ev.TaskID != id || ev.State != a2a.StateAuthRequired {
 		t.Fatalf("Call over gRPC: %s %v", got, err)
+	}
+	if got := e.agent.lastCall(t, "GetTask").Get("a2a-version"); len(got) != 1 || got[0] != "1.0" {
+		t.Fatalf("the gateway's own 1.0 call carried a2a-version %q, want 1.0", got)
 	}
 	if _, err := px.Call(ctx, "demo", a2a.V10, a2a.MethodGetTask, a2a.TaskParams{ID: "gtask-unknown"}); err == nil {
 		t.Fatal("Call of an unknown task succeeded")

@@ -76,13 +76,10 @@ func EncodeRequest(v a2a.Version, m a2a.Method, params []byte) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("grpcwire: no gRPC method %s in A2A %s", m, v)
 	}
-	req := newOf(r.request)
 	if v == a2a.V10 || m == a2a.MethodSend || m == a2a.MethodStream {
-		if err := protojson.Unmarshal(params, req); err != nil {
-			return nil, fmt.Errorf("grpcwire: params of %s: %w", m, err)
-		}
-		return marshal(req)
+		return EncodeRequestMessage(v, m, params)
 	}
+	req := newOf(r.request)
 	body, err := rpcBody(v, m, params)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,185 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
+)
+
+// The gateway's own calls (Call, CallStream: watchdog polls and cancels,
+// the push relay's subscriptions, re-reads and webhook registration) are
+// asked for as JSON-RPC calls of a version, whose callers read the results
+// as that version's JSON-RPC results. A bridged agent speaks one form
+// only, so they reach it in that form: the request is spelled there by
+// a2a.TranslateRequest, every answer and event is read there as strictly
+// as a forwarded one, and spelled back by a2a.TranslateResult.
+//
+// The rules that face callers do not apply to these calls: the forms a
+// bridge offers are for callers, and the push-config methods, which the
+// gateway answers for callers from its own store, reach the agent when
+// the gateway registers its own webhook there.
+
+// ownCallForm is the form the gateway's own calls of version v take to a:
+// bridged reports that a is bridged and does not speak v over JSON-RPC.
+func (a *Agent) ownCallForm(v a2a.Version) (to a2a.Form, bridged bool) {
+	if a.Bridge == nil {
+		return a2a.Form{}, false
+	}
+	to = a.Bridge.Agent
+	return to, to != a2a.Form{Version: v, Binding: a2a.BindingJSONRPC}
+}
+
+// ownCall is one call of the gateway's own to a bridged agent: the
+// request as the agent's form spells it, and how its answers are read.
+type ownCall struct {
+	// caller is the form the call was asked for in (a version over
+	// JSON-RPC), agent the agent's.
+	caller, agent a2a.Form
+	// op is the call as classified in the caller's form; read is the same
+	// operation in the agent's, which its answers are read against.
+	op, read *a2a.Operation
+	up       a2a.UpstreamRequest
+}
+
+// newOwnCall spells the JSON-RPC call of m in version v with params in
+// form to. A call to cannot carry is refused here, before the agent is
+// asked.
+func newOwnCall(v a2a.Version, m a2a.Method, params any, to a2a.Form) (*ownCall, error) {
+	body := a2a.RPCRequest(v, m, callID, params)
+	op, e := a2a.ClassifyRPC(body, v, true)
+	if e != nil {
+		return nil, e
+	}
+	up, e := a2a.TranslateRequest(op, nil, body, to, callID)
+	if e != nil {
+		return nil, e
+	}
+	read := *op
+	read.Version, read.Binding, read.RPCID = to.Version, to.Binding, callID
+	return &ownCall{caller: a2a.FormOf(op), agent: to, op: op, read: &read, up: up}, nil
+}
+
+// result spells one answer or event the agent sent, read in its form, in
+// the caller's, and reads it there again: what the caller gets is what
+// the gateway can read unambiguously in the caller's form, or nothing.
+func (c *ownCall) result(res []byte) (a2a.Event, []byte, error) {
+	out, err := a2a.TranslateResult(c.op.Method, res, c.agent, c.caller)
+	if err != nil {
+		return a2a.Event{}, nil, fmt.Errorf("the agent's answer has no %s form: %w", c.caller, err)
+	}
+	ev, out, err := a2a.ReadAnswer(callOp(c.caller.Version, c.op.Method), a2a.RPCResult(callID, out))
+	if err != nil {
+		return a2a.Event{}, nil, fmt.Errorf("the agent's answer spelled in %s: %w", c.caller, err)
+	}
+	return ev, out, nil
+}
+
+// request is the HTTP request of c to a (JSON-RPC or HTTP+JSON) within
+// ctx; stream asks for an event stream.
+func (c *ownCall) request(ctx context.Context, a *Agent, stream bool) (*http.Request, error) {
+	if c.agent.Binding == a2a.BindingJSONRPC {
+		return a.rpcCallRequest(ctx, c.agent.Version, c.up.Body, stream)
+	}
+	u := a.upstreamURL(strings.TrimSuffix(a.cfg.RESTPath, "/")+c.up.Path, c.up.Query.Encode())
+	return a.callRequest(ctx, c.agent.Version, c.up.HTTPMethod, u.String(), c.up.Body, stream)
+}
+
+// message is c's request message to a gRPC agent.
+func (c *ownCall) message() ([]byte, error) {
+	return grpcwire.EncodeRequestMessage(c.agent.Version, c.op.Method, c.up.Body)
+}
+
+// callBridged sends the unary call c to a in a's form and returns the
+// answer in the caller's.
+func (g *Gateway) callBridged(ctx context.Context, a *Agent, c *ownCall) (a2a.Event, []byte, error) {
+	m := c.op.Method
+	var res []byte
+	if c.agent.Binding == a2a.BindingGRPC {
+		msg, err := c.message()
+		if err != nil {
+			return a2a.Event{}, nil, fmt.Errorf("call %s %s: %w", a.Name, m, err)
+		}
+		if res, err = g.callGRPC(ctx, a, c.agent.Version, m, msg); err != nil {
+			return a2a.Event{}, nil, err
+		}
+	} else {
+		req, err := c.request(ctx, a, false)
+		if err != nil {
+			return a2a.Event{}, nil, err
+		}
+		if _, res, err = g.callHTTP(a, req, c.read); err != nil {
+			return a2a.Event{}, nil, err
+		}
+	}
+	ev, out, err := c.result(res)
+	if err != nil {
+		return a2a.Event{}, nil, fmt.Errorf("call %s %s: %w", a.Name, m, err)
+	}
+	return ev, out, nil
+}
+
+// callStreamBridged is CallStream of c to a in a's form, each event handed
+// to yield in the caller's. A 1.0 subscription starts with the task, as
+// 1.0 requires; a 0.3 agent's may start with an update, so the task is
+// read first then (leadingTask).
+func (g *Gateway) callStreamBridged(ctx context.Context, a *Agent, c *ownCall, yield func(ev a2a.Event, result []byte) error) error {
+	m := c.op.Method
+	taskFirst := m == a2a.MethodSubscribe && c.caller.Version == a2a.V10 && c.agent.Version != a2a.V10
+	each := func(_ a2a.Event, res []byte) error {
+		ev, out, err := c.result(res)
+		if err != nil {
+			return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, a.Name, m, err)
+		}
+		if taskFirst {
+			taskFirst = false
+			if ev.Kind != a2a.EventTask {
+				tev, task, err := g.leadingTask(ctx, a, c.op.TaskID, c.op.Tenant)
+				if err != nil {
+					return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, a.Name, m, err)
+				}
+				if err := yield(tev, task); err != nil {
+					return err
+				}
+			}
+		}
+		return yield(ev, out)
+	}
+	if c.agent.Binding == a2a.BindingGRPC {
+		msg, err := c.message()
+		if err != nil {
+			return fmt.Errorf("call stream %s %s: %w", a.Name, m, err)
+		}
+		return g.callStreamGRPC(ctx, a, c.agent.Version, m, msg, each)
+	}
+	req, err := c.request(context.Background(), a, true)
+	if err != nil {
+		return err
+	}
+	return g.callStreamHTTP(ctx, a, req, c.read, each)
+}
+
+// leadingTask is the task a 1.0 subscription to a bridged agent of
+// another version starts with, when the agent's own stream does not:
+// read once with GetTask in the agent's form, and spelled as the 1.0
+// stream event that carries it (the same in every 1.0 binding).
+func (g *Gateway) leadingTask(ctx context.Context, a *Agent, taskID, tenant string) (a2a.Event, []byte, error) {
+	c, err := newOwnCall(a2a.V10, a2a.MethodGetTask, a2a.TaskParams{ID: taskID, Tenant: tenant}, a.Bridge.Agent)
+	if err != nil {
+		return a2a.Event{}, nil, fmt.Errorf("the stream does not start with the task, which cannot be read: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeouts.Request.D())
+	defer cancel()
+	ev, task, err := g.callBridged(ctx, a, c)
+	if err == nil && (ev.Kind != a2a.EventTask || ev.TaskID != taskID) {
+		err = errors.New("the agent did not answer with the task")
+	}
+	if err != nil {
+		return a2a.Event{}, nil, fmt.Errorf("the stream does not start with the task, which cannot be read: %w", err)
+	}
+	return ev, a2a.TaskEvent(a2a.V10, task), nil
+}
