@@ -175,6 +175,7 @@ func (g *Gateway) forwardBridged(w http.ResponseWriter, r *http.Request, s *Scop
 		return err
 	}
 	defer ans.Close()
+	ans = c.taskFirst(ans)
 	if ans.stream() {
 		return c.relayStream(w, ans)
 	}

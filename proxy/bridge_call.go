@@ -126,28 +126,24 @@ func (g *Gateway) callBridged(ctx context.Context, a *Agent, c *ownCall) (a2a.Ev
 // callStreamBridged is CallStream of c to a in a's form, each event handed
 // to yield in the caller's. A 1.0 subscription starts with the task, as
 // 1.0 requires; a 0.3 agent's may start with an update, so the task is
-// read first then (leadingTask).
+// read first then (agentTask).
 func (g *Gateway) callStreamBridged(ctx context.Context, a *Agent, c *ownCall, yield func(ev a2a.Event, result []byte) error) error {
 	m := c.op.Method
-	taskFirst := m == a2a.MethodSubscribe && c.caller.Version == a2a.V10 && c.agent.Version != a2a.V10
-	each := func(_ a2a.Event, res []byte) error {
-		ev, out, err := c.result(res)
-		if err != nil {
-			return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, a.Name, m, err)
-		}
+	taskFirst := needsTaskFirst(m, c.caller, c.agent)
+	each := func(first a2a.Event, res []byte) error {
 		if taskFirst {
 			taskFirst = false
-			if ev.Kind != a2a.EventTask {
-				tev, task, err := g.leadingTask(ctx, a, c.op.TaskID, c.op.Tenant)
+			if first.Kind != a2a.EventTask {
+				_, task, err := g.agentTask(ctx, a, c.op.TaskID, c.op.Tenant)
 				if err != nil {
 					return fmt.Errorf("%w: %s %s: %w", ErrStreamEnded, a.Name, m, err)
 				}
-				if err := yield(tev, task); err != nil {
+				if err := g.yieldResult(c, task, yield); err != nil {
 					return err
 				}
 			}
 		}
-		return yield(ev, out)
+		return g.yieldResult(c, res, yield)
 	}
 	if c.agent.Binding == a2a.BindingGRPC {
 		msg, err := c.message()
@@ -163,12 +159,32 @@ func (g *Gateway) callStreamBridged(ctx context.Context, a *Agent, c *ownCall, y
 	return g.callStreamHTTP(ctx, a, req, c.read, each)
 }
 
-// leadingTask is the task a 1.0 subscription to a bridged agent of
-// another version starts with, when the agent's own stream does not:
-// read once with GetTask in the agent's form, and spelled as the 1.0
-// stream event that carries it (the same in every 1.0 binding).
-func (g *Gateway) leadingTask(ctx context.Context, a *Agent, taskID, tenant string) (a2a.Event, []byte, error) {
-	c, err := newOwnCall(a2a.V10, a2a.MethodGetTask, a2a.TaskParams{ID: taskID, Tenant: tenant}, a.Bridge.Agent)
+// yieldResult hands one event of c's stream, read in the agent's form, to
+// yield in the caller's.
+func (g *Gateway) yieldResult(c *ownCall, res []byte, yield func(ev a2a.Event, result []byte) error) error {
+	ev, out, err := c.result(res)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStreamEnded, c.op.Method, err)
+	}
+	return yield(ev, out)
+}
+
+// needsTaskFirst reports whether a subscription of a caller in form from
+// to an agent in form to must be given the task first: 1.0 requires a
+// subscription to start with the task, 0.3 does not, so a 0.3 agent's
+// stream may start with an update.
+func needsTaskFirst(m a2a.Method, from, to a2a.Form) bool {
+	return m == a2a.MethodSubscribe && from.Version == a2a.V10 && to.Version != a2a.V10
+}
+
+// agentTask reads task taskID from bridged agent a, once, with GetTask in
+// a's own form, and returns it as the stream event of that form a
+// subscription there would start with, for a 1.0 subscription whose
+// agent's stream does not (needsTaskFirst). It is spelled through 1.0,
+// which names that event, like any other translated answer.
+func (g *Gateway) agentTask(ctx context.Context, a *Agent, taskID, tenant string) (a2a.Event, []byte, error) {
+	pivot := a2a.Form{Version: a2a.V10, Binding: a2a.BindingJSONRPC}
+	c, err := newOwnCall(pivot.Version, a2a.MethodGetTask, a2a.TaskParams{ID: taskID, Tenant: tenant}, a.Bridge.Agent)
 	if err != nil {
 		return a2a.Event{}, nil, fmt.Errorf("the stream does not start with the task, which cannot be read: %w", err)
 	}
@@ -178,8 +194,58 @@ func (g *Gateway) leadingTask(ctx context.Context, a *Agent, taskID, tenant stri
 	if err == nil && (ev.Kind != a2a.EventTask || ev.TaskID != taskID) {
 		err = errors.New("the agent did not answer with the task")
 	}
+	var event []byte
+	if err == nil {
+		event, err = a2a.TranslateResult(a2a.MethodSubscribe, a2a.TaskEvent(pivot.Version, task), pivot, a.Bridge.Agent)
+	}
 	if err != nil {
 		return a2a.Event{}, nil, fmt.Errorf("the stream does not start with the task, which cannot be read: %w", err)
 	}
-	return ev, a2a.TaskEvent(a2a.V10, task), nil
+	return ev, event, nil
+}
+
+// taskFirst makes a forwarded 1.0 subscription to a bridged agent of
+// another version start with the task (needsTaskFirst): when the agent's
+// first event is not the task, the task is read (agentTask) and relayed
+// before it, like any event of the agent's stream.
+func (c *bridgeCall) taskFirst(ans agentAnswer) agentAnswer {
+	if !ans.stream() || !needsTaskFirst(c.s.Op.Method, c.from, c.to) {
+		return ans
+	}
+	return &taskFirstAnswer{agentAnswer: ans, c: c}
+}
+
+// taskFirstAnswer is an agent's stream with the task put first.
+type taskFirstAnswer struct {
+	agentAnswer
+	c       *bridgeCall
+	started bool
+	// held is the agent's first event, relayed after the task.
+	held       *a2a.Event
+	heldResult []byte
+}
+
+func (t *taskFirstAnswer) next() (a2a.Event, []byte, bool, error) {
+	if t.held != nil {
+		ev := *t.held
+		t.held = nil
+		return ev, t.heldResult, false, nil
+	}
+	ev, result, keepAlive, err := t.agentAnswer.next()
+	if t.started || err != nil || keepAlive {
+		return ev, result, keepAlive, err
+	}
+	t.started = true
+	if ev.Kind == a2a.EventTask || ev.Kind == a2a.EventError {
+		return ev, result, false, nil
+	}
+	tev, task, terr := t.c.g.agentTask(t.c.ctx, t.c.s.Agent, t.c.s.Op.TaskID, t.c.s.Op.Tenant)
+	if terr != nil {
+		return a2a.Event{}, nil, false, &upstreamFailure{
+			err:    terr,
+			a2aErr: a2a.ErrInvalidAgentResponse.WithMessage("the agent's stream does not start with the task, and the task cannot be read"),
+		}
+	}
+	t.held, t.heldResult = &ev, result
+	return tev, task, false, nil
 }

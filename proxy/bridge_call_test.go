@@ -207,6 +207,23 @@ func TestCallBridgedSubscribeStartsWithTheTask(t *testing.T) {
 		t.Fatalf("the agent was asked %v", methods)
 	}
 
+	// So does a 1.0 caller's subscription through the gateway.
+	mu.Lock()
+	methods = nil
+	mu.Unlock()
+	st := e.open(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodSubscribe, a2a.V10, `"sub-1"`, `{"id":"t-1"}`)})
+	for i, want := range want {
+		ev, res, err := a2a.ParseRPCEventResult(st.next(t).Data)
+		if err != nil || ev.Kind != want || ev.TaskID != "t-1" {
+			t.Fatalf("forwarded event %d: %s %+v %v, want a %s", i, res, ev, err, want)
+		}
+		wantShape(t, "forwarded event", res, a2a.V10, "t-1")
+	}
+	st.wantCleanEnd(t)
+	if asked() != "tasks/resubscribe,tasks/get" {
+		t.Fatalf("the agent was asked %v", asked())
+	}
+
 	// A 0.3 subscription needs no task first.
 	kinds = nil
 	mu.Lock()
@@ -228,4 +245,6 @@ func TestCallBridgedSubscribeStartsWithTheTask(t *testing.T) {
 	if !errors.Is(err, proxy.ErrStreamEnded) || !strings.Contains(err.Error(), "does not start with the task") || len(kinds) != 0 {
 		t.Fatalf("task unreadable: %v, events %v", err, kinds)
 	}
+	resp, body := e.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodSubscribe, a2a.V10, `"sub-2"`, `{"id":"t-1"}`)})
+	wantRPCStreamError(t, resp, body, a2a.V10, `"sub-2"`, a2a.ErrInvalidAgentResponse)
 }

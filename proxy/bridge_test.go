@@ -285,9 +285,10 @@ func callerRequest(t *testing.T, f a2a.Form, m a2a.Method) (request, *a2a.Operat
 		params = `{"id":"t-1"}`
 		httpMethod, path = a2a.RESTPath(m, f.Version, "t-1", "")
 		if httpMethod == http.MethodPost {
+			// 0.3 names the task in the path only.
 			restBody = []byte(params)
 			if f.Version == a2a.V03 {
-				restBody = []byte(`{"name":"tasks/t-1"}`)
+				restBody = []byte(`{}`)
 			}
 		}
 	}
@@ -394,9 +395,10 @@ func TestBridgeStream(t *testing.T) {
 			switch {
 			case mode == answerOK:
 				want = append(want, a2a.EventStatusUpdate)
-			case cf.Version == a2a.V03 && af.Version == a2a.V10:
-				// The 1.0 agent ended with the task: the 0.3 caller's stream
-				// still ends with a status update marked final.
+			case cf.Version == a2a.V03:
+				// The agent ended with the task (as 1.0 agents do): the 0.3
+				// caller's stream still ends with a status update marked
+				// final.
 				want = append(want, a2a.EventTask, a2a.EventStatusUpdate)
 			default:
 				want = append(want, a2a.EventTask)

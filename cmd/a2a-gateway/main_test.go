@@ -298,6 +298,37 @@ func TestCheckWarnsOfSplitNamespaces(t *testing.T) {
 	}
 }
 
+// check names, for each bridged agent, the form it speaks and those it is
+// served in, defaults filled; an agent without a bridge gets no line.
+func TestCheckPrintsBridges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	yaml := "auth:\n  api_keys: [{name: ci, tenant: t, key_sha256: \"" + strings.Repeat("0", 64) + "\"}]\n" +
+		"agents:\n" +
+		"  - {name: plain, url: \"http://agent:9000\"}\n" +
+		"  - {name: old, url: \"http://agent:9001\", bridge: {agent: {version: \"0.3\", binding: JSONRPC}}}\n" +
+		"  - name: rest\n    url: \"http://agent:9002\"\n    grpc: {listen: \"127.0.0.1:50051\"}\n" +
+		"    bridge: {agent: {version: \"1.0\", binding: HTTP+JSON}, offer: [{version: \"1.0\", binding: HTTP+JSON}, {version: \"0.3\", binding: GRPC}]}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runCheck([]string{"-config", path}, &out); err != nil {
+		t.Fatalf("check: %v %s", err, out.String())
+	}
+	want := path + ": agent old speaks 0.3 over JSONRPC; bridged for 1.0 over JSONRPC, 1.0 over HTTP+JSON, 0.3 over JSONRPC, 0.3 over HTTP+JSON\n" +
+		path + ": agent rest speaks 1.0 over HTTP+JSON; bridged for 1.0 over HTTP+JSON, 0.3 over GRPC\n" +
+		path + ": ok (3 agents)\n"
+	var got strings.Builder
+	for _, line := range strings.SplitAfter(out.String(), "\n") {
+		if !strings.Contains(line, ": warning: ") {
+			got.WriteString(line)
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("check printed:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // A problem found both by validation and by reading the keys, and one only
 // the packages using the configuration find, are each reported once, at
 // their lines.

@@ -8,13 +8,35 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
+
+// printBridges says, one line per bridged agent, the form the agent speaks
+// and the forms the gateway serves it in, as the gateway reads them.
+func printBridges(out io.Writer, path string, cfg *config.Config) error {
+	for i, a := range cfg.Agents {
+		b, err := proxy.ParseBridge(a.Bridge)
+		if err != nil {
+			return fmt.Errorf("%s: agents[%d].%w", path, i, err)
+		}
+		if b == nil {
+			continue
+		}
+		offer := make([]string, len(b.Offer))
+		for j, f := range b.Offer {
+			offer[j] = f.String()
+		}
+		fmt.Fprintf(out, "%s: agent %s speaks %s; bridged for %s\n", path, a.Name, b.Agent, strings.Join(offer, ", "))
+	}
+	return nil
+}
 
 func runServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -95,6 +117,9 @@ func runCheck(args []string, out io.Writer) error {
 	}
 	for _, w := range cfg.Warnings() {
 		fmt.Fprintf(out, "%s: warning: %s\n", *path, w)
+	}
+	if err := printBridges(out, *path, cfg); err != nil {
+		return err
 	}
 	note := ""
 	if *skipEnv {

@@ -111,7 +111,10 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 		}
 	}
 	r.configID = r.op.PushConfigID
-	if r.op.Method == MethodPushConfigSet && r.vals[slotPush] != nil {
+	if r.op.Method == MethodPushConfigSet {
+		if r.vals[slotPush] == nil {
+			return ErrInvalidParams.WithMessage("the push notification config is required")
+		}
 		var id [1][]byte
 		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
 			return ErrInvalidParams.WithMessage("the push notification config must be an object")

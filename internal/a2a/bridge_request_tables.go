@@ -88,7 +88,7 @@ var slotKinds = [slots]valueKind{
 	slotMessage: kindObject, slotMetadata: kindObject,
 	slotOutputModes: kindStrings, slotHistoryLength: kindInt,
 	slotReturnImmediately: kindBool, slotBlocking: kindBool,
-	slotPush: kindObject,
+	slotPush:     kindObject,
 	slotPageSize: kindInt, slotPageToken: kindString, slotStatus: kindEnum,
 	slotStatusAfter: kindString, slotIncludeArtifacts: kindBool,
 }

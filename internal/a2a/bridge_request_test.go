@@ -117,7 +117,7 @@ func sameOperation(t *testing.T, a, b *Operation) {
 	if a.PushConfig != nil {
 		pa, ea := ParsePushConfig(a.PushConfig)
 		pb, eb := ParsePushConfig(b.PushConfig)
-		if ea != nil || eb != nil || pa != pb {
+		if (ea == nil) != (eb == nil) || pa != pb {
 			t.Errorf("push config %+v became %+v (%v, %v)", pa, pb, ea, eb)
 		}
 	}

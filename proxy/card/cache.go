@@ -112,7 +112,12 @@ func (c *Cache) ServeCard(w http.ResponseWriter, r *http.Request, key string, up
 		return
 	}
 	forward := ""
-	if explicit {
+	switch {
+	case o.Bridge != nil:
+		// A bridged card is rewritten from the agent's own, whatever
+		// version its caller reads.
+		forward = o.Bridge.Agent.Version.String()
+	case explicit:
 		forward = v.String()
 	}
 	e, err := c.lookup(r.Context(), cacheKey{key, v}, upstreamCardURLs, forward, o)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 func FuzzRewrite(f *testing.F) {
@@ -66,6 +68,55 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("signatures kept without a signer")
 		}
 		_ = Verify(raw, nil) // must not panic on arbitrary input either
+	})
+}
+
+// FuzzRewriteBridged: whatever the agent's card says, a bridged card that
+// is served lists the gateway's interfaces only.
+func FuzzRewriteBridged(f *testing.F) {
+	for _, name := range []string{"v03.json", "v10.json", "hybrid.json"} {
+		b, err := readFixture(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(0))
+	}
+	for _, s := range []string{
+		`{"url":"http://a"}`, `{"supportedInterfaces":[]}`, `{"url":"x","capabilities":null,"supportsAuthenticatedExtendedCard":1}`,
+		`{"url":"x","capabilities":[]}`, `{"url":"x","protocolVersion":7}`, `{"url":"x","capabilities":{"extendedAgentCard":"no"}}`,
+	} {
+		f.Add([]byte(s), uint8(7))
+	}
+	upstream := &url.URL{Scheme: "http", Host: "georoute.internal:8080", Path: "/a2a"}
+	all := []a2a.Form{
+		{Version: a2a.V10, Binding: a2a.BindingJSONRPC}, {Version: a2a.V10, Binding: a2a.BindingREST}, {Version: a2a.V10, Binding: a2a.BindingGRPC},
+		{Version: a2a.V03, Binding: a2a.BindingJSONRPC}, {Version: a2a.V03, Binding: a2a.BindingREST}, {Version: a2a.V03, Binding: a2a.BindingGRPC},
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, pick uint8) {
+		// pick's bits choose the caller: its version, whether it calls
+		// over gRPC, and which forms are offered.
+		var offer []a2a.Form
+		for i, fm := range all {
+			if pick>>(i%6)&1 == 1 || i == int(pick%6) {
+				offer = append(offer, fm)
+			}
+		}
+		o := RewriteOptions{UpstreamBase: upstream, PublicBase: testPublic, Security: GatewaySecurity(true, ""), GRPCAddress: "gw:1",
+			Bridge:  &Bridge{Agent: offer[0], Offer: offer, JSONRPCPath: "/", RESTPath: "/rest"},
+			Version: []a2a.Version{0, a2a.V03, a2a.V10}[pick%3], GRPC: pick&0x80 != 0}
+		out, err := Rewrite(raw, o)
+		if err != nil {
+			return
+		}
+		var card map[string]json.RawMessage
+		if err := json.Unmarshal(out, &card); err != nil {
+			t.Fatalf("output is not a JSON object: %v", err)
+		}
+		for _, u := range interfaceURLs(t, card) {
+			if !strings.HasPrefix(u, testPublic) && u != "gw:1" {
+				t.Fatalf("interface URL %q is not the gateway's", u)
+			}
+		}
 	})
 }
 

@@ -48,6 +48,15 @@ type RewriteOptions struct {
 	// agent; the card then lists a gRPC interface there. Empty: the agent
 	// is not served over gRPC, and its gRPC interfaces are dropped.
 	GRPCAddress string
+	// Bridge, for an agent behind a bridge, replaces the agent's
+	// interfaces with the forms the gateway serves it in (see Bridge).
+	Bridge *Bridge
+	// GRPC says the card answers a gRPC call (the extended card): a
+	// bridged card is then the protobuf JSON of Version's AgentCard alone,
+	// which the gRPC encoder reads strictly. An agent without a bridge
+	// answers in its caller's version already, and its card keeps its
+	// members.
+	GRPC bool
 }
 
 // Card members the gateway owns. Everything else passes through untouched.
@@ -90,9 +99,10 @@ func (o RewriteOptions) Validate() error {
 }
 
 // Rewrite re-targets an agent card at the gateway: every interface URL points
-// at PublicBase, interfaces the gateway cannot proxy are dropped, the
-// security schemes become the gateway's, capability overrides apply, and the
-// agent's signatures are dropped or replaced by the gateway's. Members the
+// at PublicBase, interfaces the gateway cannot proxy are dropped (a bridged
+// card lists the bridge's offer instead), the security schemes become the
+// gateway's, capability overrides apply, and the agent's signatures are
+// dropped or replaced by the gateway's. Members the
 // gateway does not own are kept as they are; members are emitted sorted, so
 // equal input gives equal output.
 func Rewrite(raw []byte, o RewriteOptions) ([]byte, error) {
@@ -114,7 +124,11 @@ func Rewrite(raw []byte, o RewriteOptions) ([]byte, error) {
 	if !r.has(fieldURL) && !r.has(fieldAdditionalInterfaces) && !r.has(fieldSupportedInterfaces) {
 		return nil, fmt.Errorf("%w: neither url nor supportedInterfaces is present", ErrMalformedCard)
 	}
-	for _, step := range []func() error{r.v03Interfaces, r.v03GRPC, r.v10Interfaces, r.capabilities, r.security, r.skills} {
+	steps := []func() error{r.v03Interfaces, r.v03GRPC, r.v10Interfaces, r.capabilities, r.security, r.skills}
+	if o.Bridge != nil {
+		steps = []func() error{r.bridgeInterfaces, r.capabilities, r.bridgeSecurity, r.skills, r.bridgeMembers}
+	}
+	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
 		}

@@ -115,8 +115,13 @@ func cardURLs(a *proxy.Agent) []string {
 }
 
 // GRPCOnly reports whether the gateway's own calls to the agent go over
-// gRPC: it has a grpc section and its card offers no JSON-RPC interface.
+// gRPC: its bridge says it speaks gRPC, or, without a bridge, it has a grpc
+// section and its card offers no JSON-RPC interface.
 func (cs *Server) GRPCOnly(ctx context.Context, a *proxy.Agent) (bool, error) {
+	if a.Bridge != nil {
+		// The card lists the bridge's offer, not what the agent speaks.
+		return a.Bridge.Agent.Binding == a2a.BindingGRPC, nil
+	}
 	if a.Config().GRPC == nil {
 		return false, nil
 	}
@@ -144,6 +149,9 @@ func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 	if g := a.Config().GRPC; g != nil {
 		o.GRPCAddress = g.PublicAddress
 	}
+	if b := a.Bridge; b != nil {
+		o.Bridge = &card.Bridge{Agent: b.Agent, Offer: b.Offer, JSONRPCPath: a.Config().JSONRPCPath, RESTPath: a.Config().RESTPath}
+	}
 	if cs.push && !a.Config().Push.ForwardConfigs {
 		// The gateway's relay serves push for every agent it fronts.
 		on := true
@@ -155,6 +163,8 @@ func (cs *Server) rewriteOptions(a *proxy.Agent) card.RewriteOptions {
 // RewriteExtendedCard is the stage that rewrites the extended card like the
 // public one. The extended card is served to authenticated callers only, so
 // it is cached by the caller alone (private) and revalidated with its ETag.
+// Through a bridge the card is observed in the agent's form and written
+// here in the caller's: what the forwarder relayed of it is discarded.
 func (cs *Server) RewriteExtendedCard(next proxy.Handler) proxy.Handler {
 	return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
 		if s.Op.Method != a2a.MethodExtendedCard {
@@ -169,12 +179,13 @@ func (cs *Server) RewriteExtendedCard(next proxy.Handler) proxy.Handler {
 		if err := next(rec, r, s); err != nil {
 			return err
 		}
-		if raw == nil || rec.Status() != http.StatusOK {
+		if raw == nil || (rec.Status() != http.StatusOK && s.Agent.Bridge == nil) {
 			rec.CopyTo(w) // the agent's error, as the gateway relayed it
 			return nil
 		}
 		opts := cs.rewriteOptions(s.Agent)
 		opts.Version = s.Op.Version
+		opts.GRPC = s.Op.Binding == a2a.BindingGRPC
 		rewritten, err := card.Rewrite(raw, opts)
 		if err != nil {
 			s.Log().Warn("extended card could not be rewritten", "err", err)
