@@ -79,7 +79,12 @@ func TestInterop(t *testing.T) {
 	if len(run) == 0 {
 		t.Fatalf("%s=%q selects no pair", cellsEnv, os.Getenv(cellsEnv))
 	}
-	dir := t.TempDir()
+	dir := os.Getenv(logsEnv)
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Log("building the gateway")
 	bin, err := buildGateway(ctx, dir)
@@ -212,6 +217,10 @@ func TestInterop(t *testing.T) {
 // defaultParallel): each pair is one client process or goroutine, and
 // every pair shares the gateway and the agents.
 const (
+	// logsEnv keeps the run's files (gateway.yaml, every log) in the
+	// directory it names, for a look after the run; by default they go
+	// with the test's temporary directory.
+	logsEnv         = "INTEROP_LOGS"
 	parallelEnv     = "INTEROP_PARALLEL"
 	defaultParallel = 2
 )
