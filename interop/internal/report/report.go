@@ -143,7 +143,7 @@ func (p Pair) Inapplicable(c Case) string {
 	case p.Client.Form.Protocol != "1.0":
 		return "A2A 0.3 has no ListTasks"
 	case p.Agent.Form.Protocol != "1.0":
-		return "the agent speaks A2A 0.3, which has no ListTasks to bridge a 1.0 ListTasks to (the gateway refuses it)"
+		return "the agent speaks A2A 0.3, which has no ListTasks for a 1.0 ListTasks to be bridged to"
 	}
 	return ""
 }
