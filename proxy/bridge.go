@@ -112,10 +112,10 @@ var bridgeRPCID = []byte("1")
 // missing here is not bridged.
 var (
 	bridgeAgents = map[a2a.Binding]bridgeAgent{
-		a2a.BindingJSONRPC: httpAgent{}, a2a.BindingREST: httpAgent{},
+		a2a.BindingJSONRPC: httpAgent{}, a2a.BindingREST: httpAgent{}, a2a.BindingGRPC: grpcAgent{},
 	}
 	bridgeCallers = map[a2a.Binding]bridgeCaller{
-		a2a.BindingJSONRPC: httpCaller{}, a2a.BindingREST: httpCaller{},
+		a2a.BindingJSONRPC: httpCaller{}, a2a.BindingREST: httpCaller{}, a2a.BindingGRPC: grpcCaller{},
 	}
 )
 

@@ -20,61 +20,11 @@ import (
 // them), the caller's metadata without its credentials, and the deadline
 // that is left as its grpc-timeout.
 func (g *Gateway) forwardGRPC(w http.ResponseWriter, r *http.Request, s *Scope, clientCtx, ctx context.Context, headersLate *time.Timer) error {
-	up := s.Agent.grpc
-	path, ok := grpcwire.Path(s.Op.Version, s.Op.Method)
-	if !ok {
-		return fmt.Errorf("no gRPC method for %s in %s", s.Op.Method, s.Op.Version)
-	}
-	base, err := g.grpcBase(ctx, s.Agent)
+	resp, err := g.grpcRoundTrip(r, s, clientCtx, ctx, headersLate, s.Op.Version, s.Op.Method, s.Body, nil)
 	if err != nil {
-		return &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamFailed}
-	}
-	body := grpcwire.AppendMessage(make([]byte, 0, grpcPrefixBytes+len(s.Body)), s.Body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("build upstream request: %w", err)
-	}
-	req.ContentLength = int64(len(body))
-	copyHeaders(req.Header, r.Header)
-	for _, h := range credentialHeaders {
-		req.Header.Del(h)
-	}
-	for _, h := range []string{"Grpc-Timeout", "Grpc-Encoding", "Grpc-Accept-Encoding", "Content-Length"} {
-		req.Header.Del(h)
-	}
-	if s.Agent.upstreamAuth != "" {
-		req.Header.Set("Authorization", s.Agent.upstreamAuth)
-	}
-	setUpstreamHeaders(req, r.Context())
-	req.Header.Set("User-Agent", telemetry.ForwardedUserAgent(r.Header.Get("User-Agent")))
-	req.Header.Set("Content-Type", grpcwire.ContentType)
-	req.Header.Set("Te", "trailers")
-	setGRPCVersion(req.Header, s.Op.Version)
-	// The agent is told the caller's deadline even when the exchange
-	// outlives the caller (DetachFromClient), so it stops when its answer
-	// is no longer awaited.
-	if dl, ok := earliestDeadline(ctx, r.Context()); ok {
-		req.Header.Set("Grpc-Timeout", grpcwire.FormatTimeout(time.Until(dl)))
-	}
-	setForwarded(req, r, g.trusted)
-
-	s.sent = true
-	resp, err := up.transport.RoundTrip(req)
-	if headersLate != nil && !headersLate.Stop() && err == nil {
-		resp.Body.Close()
-		err = context.DeadlineExceeded
-	}
-	if err != nil {
-		return grpcUpstreamError(clientCtx, ctx, err)
+		return err
 	}
 	defer resp.Body.Close()
-	resp.Body = &transportBody{ReadCloser: resp.Body}
-	if resp.StatusCode != http.StatusOK || !isGRPCContentType(resp.Header) {
-		return &upstreamFailure{
-			err:    fmt.Errorf("the agent's gRPC service answered HTTP %d with content type %q", resp.StatusCode, clip(resp.Header.Get("Content-Type"))),
-			a2aErr: a2a.ErrUpstreamFailed,
-		}
-	}
 	if resp.Header.Get("Grpc-Status") != "" {
 		// Trailers-only: the agent answered with its status alone.
 		return g.grpcStatusOnly(w, clientCtx, s, resp.Header)
@@ -95,6 +45,75 @@ func setGRPCVersion(h http.Header, v a2a.Version) {
 	} else {
 		h.Del(a2a.VersionHeader)
 	}
+}
+
+// grpcRoundTrip sends the request message msg of m in version v to the
+// agent's gRPC service: the caller's end-to-end headers as metadata
+// without its credentials, adjust's changes (nil: none), the gateway's
+// upstream authorization and forwarding headers, and the deadline that is
+// left as its grpc-timeout. A failed exchange is mapped by
+// grpcUpstreamError; the body of the answer reports a broken connection
+// as errTransport.
+func (g *Gateway) grpcRoundTrip(r *http.Request, s *Scope, clientCtx, ctx context.Context, headersLate *time.Timer, v a2a.Version, m a2a.Method, msg []byte, adjust func(http.Header)) (*http.Response, error) {
+	up := s.Agent.grpc
+	path, ok := grpcwire.Path(v, m)
+	if !ok {
+		return nil, fmt.Errorf("no gRPC method for %s in %s", m, v)
+	}
+	base, err := g.grpcBase(ctx, s.Agent)
+	if err != nil {
+		return nil, &upstreamFailure{err: err, a2aErr: a2a.ErrUpstreamFailed}
+	}
+	body := grpcwire.AppendMessage(make([]byte, 0, grpcPrefixBytes+len(msg)), msg)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build upstream request: %w", err)
+	}
+	req.ContentLength = int64(len(body))
+	copyHeaders(req.Header, r.Header)
+	for _, h := range credentialHeaders {
+		req.Header.Del(h)
+	}
+	for _, h := range []string{"Grpc-Timeout", "Grpc-Encoding", "Grpc-Accept-Encoding", "Content-Length"} {
+		req.Header.Del(h)
+	}
+	if adjust != nil {
+		adjust(req.Header)
+	}
+	if s.Agent.upstreamAuth != "" {
+		req.Header.Set("Authorization", s.Agent.upstreamAuth)
+	}
+	setUpstreamHeaders(req, r.Context())
+	req.Header.Set("User-Agent", telemetry.ForwardedUserAgent(r.Header.Get("User-Agent")))
+	req.Header.Set("Content-Type", grpcwire.ContentType)
+	req.Header.Set("Te", "trailers")
+	setGRPCVersion(req.Header, v)
+	// The agent is told the caller's deadline even when the exchange
+	// outlives the caller (DetachFromClient), so it stops when its answer
+	// is no longer awaited.
+	if dl, ok := earliestDeadline(ctx, r.Context()); ok {
+		req.Header.Set("Grpc-Timeout", grpcwire.FormatTimeout(time.Until(dl)))
+	}
+	setForwarded(req, r, g.trusted)
+
+	s.sent = true
+	resp, err := up.transport.RoundTrip(req)
+	if headersLate != nil && !headersLate.Stop() && err == nil {
+		resp.Body.Close()
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		return nil, grpcUpstreamError(clientCtx, ctx, err)
+	}
+	resp.Body = &transportBody{ReadCloser: resp.Body}
+	if resp.StatusCode != http.StatusOK || !isGRPCContentType(resp.Header) {
+		resp.Body.Close()
+		return nil, &upstreamFailure{
+			err:    fmt.Errorf("the agent's gRPC service answered HTTP %d with content type %q", resp.StatusCode, clip(resp.Header.Get("Content-Type"))),
+			a2aErr: a2a.ErrUpstreamFailed,
+		}
+	}
+	return resp, nil
 }
 
 // earliestDeadline is the earlier deadline of a and b, if either has one.

@@ -238,10 +238,12 @@ func (w *bridgeWriter) members(t *objectTable, b []byte, first *bool) (uint32, e
 		if i < 0 {
 			return 0, refusal(t.name, string(key), "is not defined in %s", w.from)
 		}
-		if isNull(v) {
-			continue // null: absent, as protobuf JSON reads it
-		}
 		m := &t.members[i]
+		if isNull(v) || m.value == vSchemes && isEmptyRaw(v) {
+			// null is absent, as protobuf JSON reads it; so is an empty
+			// list of schemes, which 1.0 cannot spell.
+			continue
+		}
 		tn := m.nameIn(w.to)
 		if tn == "" {
 			if m.without == refused && !isEmptyRaw(v) {
@@ -650,8 +652,8 @@ func (w *bridgeWriter) writePart(p *partView) error {
 			return err
 		}
 	}
-	// The file name and media type of a 0.3 text or data part have no
-	// place in 0.3 (whyMediaType): not written.
+	// The file name and media type of a 1.0 text or data part, hints,
+	// have no place in 0.3: not written.
 	w.out = append(w.out, '}')
 	return nil
 }

@@ -333,7 +333,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 // one that says nothing (an empty metadata object, a zero page size, an
 // empty page token).
 func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
-	for s := slot(0); s < slots; s++ {
+	for s := slotTenant; s < slots; s++ {
 		v := r.vals[s]
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
@@ -547,19 +547,9 @@ func (r *bridgeReq) translated(k objectKind, s slot) ([]byte, *Error) {
 	if v == nil || from == to {
 		return v, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	var o map[string]any
-	if err := dec.Decode(&o); err != nil || o == nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " must be an object")
-	}
-	o, err := translateObject(k, o, from, to)
+	out, err := translateJSON(k, v, from, to)
 	if err != nil {
 		return nil, ErrInvalidParams.WithMessage(r.names[s] + ": " + strings.TrimPrefix(err.Error(), ErrNotA2A.Error()+": "))
-	}
-	out, err := json.Marshal(o)
-	if err != nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " could not be written")
 	}
 	return out, nil
 }

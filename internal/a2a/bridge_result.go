@@ -29,7 +29,7 @@ func TranslateResult(m Method, result []byte, from, to Form) ([]byte, error) {
 		return result, nil
 	}
 	if m == MethodListTasks {
-		return nil, fmt.Errorf("%w: bridging: %s has no ListTasks", ErrNotA2A, to)
+		return nil, fmt.Errorf("%w: bridging: ListTasks has no 0.3 form", ErrNotA2A)
 	}
 	if err := checkJSON(result); err != nil {
 		return nil, err

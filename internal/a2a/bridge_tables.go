@@ -67,16 +67,13 @@ func (m *memberRow) nameIn(d dialect) string { return m.names[d-1] }
 
 // Why members are dropped or refused, once each.
 const (
-	whyKind        = "the 0.3 JSON-RPC kind tag; the other forms tell objects apart by where they are"
-	whyFinal       = "1.0 ends a stream by closing it; for a 0.3 caller the bridge derives final from the state"
-	whyReferences  = "0.3 protobuf JSON messages cannot refer to other tasks"
-	whyEnclosing   = "the enclosing request or config carries the task"
-	whyTenant      = "0.3 has no tenants; the gateway routed and authorised the call before"
-	whyPartMeta    = "0.3 protobuf JSON parts have no metadata"
-	whyFilename    = "a display hint; 0.3 protobuf JSON files have no name (content and media type are carried)"
-	whyMediaType   = "a hint; 0.3 text and data parts have no media type"
-	whyNextPage    = "0.3 JSON-RPC lists push configs without paging, so a partial list would pass as whole"
-	whyUnspecified = "0.3 JSON-RPC has no unspecified role"
+	whyFinal      = "1.0 ends a stream by closing it; for a 0.3 caller the bridge derives final from the state"
+	whyReferences = "0.3 protobuf JSON messages cannot refer to other tasks"
+	whyEnclosing  = "the enclosing request or config carries the task"
+	whyTenant     = "0.3 has no tenants; the gateway routed and authorised the call before"
+	whyPartMeta   = "0.3 protobuf JSON parts have no metadata"
+	whyFilename   = "a display hint; 0.3 protobuf JSON files have no name (content and media type are carried)"
+	whyNextPage   = "0.3 JSON-RPC lists push configs without paging, so a partial list would pass as whole"
 )
 
 // The tables, by object kind. Parts and task push configs change shape

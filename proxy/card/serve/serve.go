@@ -115,13 +115,10 @@ func cardURLs(a *proxy.Agent) []string {
 }
 
 // GRPCOnly reports whether the gateway's own calls to the agent go over
-// gRPC: its bridge says it speaks gRPC, or, without a bridge, it has a grpc
-// section and its card offers no JSON-RPC interface.
+// gRPC: it has a grpc section and its card offers no JSON-RPC interface.
+// The proxy does not ask it about a bridged agent, whose card lists the
+// bridge's offer: its calls go in the form the bridge says it speaks.
 func (cs *Server) GRPCOnly(ctx context.Context, a *proxy.Agent) (bool, error) {
-	if a.Bridge != nil {
-		// The card lists the bridge's offer, not what the agent speaks.
-		return a.Bridge.Agent.Binding == a2a.BindingGRPC, nil
-	}
 	if a.Config().GRPC == nil {
 		return false, nil
 	}

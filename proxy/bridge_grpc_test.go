@@ -1,0 +1,288 @@
+package proxy_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
+	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
+	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
+)
+
+// The gRPC legs of the bridge: gRPC callers of both versions in front of
+// a demo agent that is told to speak one form (and is checked to have
+// been asked in that form only), and callers of the HTTP forms in front
+// of a gRPC agent.
+
+// grpcFront serves the gateway's gRPC listener for the agent on loopback
+// (h2c) and returns a client connection to it.
+func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: gw.GRPCHandler(agentName), Protocols: new(http.Protocols)}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	go func() { _ = srv.Serve(ln) }()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(); _ = srv.Close() })
+	return conn
+}
+
+func callCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func wantStatus(t *testing.T, what string, err error, want codes.Code) {
+	t.Helper()
+	if st, _ := status.FromError(err); st.Code() != want {
+		t.Fatalf("%s: status %v (%q), want %v", what, st.Code(), st.Message(), want)
+	}
+}
+
+// recvAll reads a server stream to its end: the messages, and the status
+// that ended it (nil for OK).
+func recvAll[T any](s grpc.ServerStreamingClient[T]) ([]*T, error) {
+	var out []*T
+	for {
+		m, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, m)
+	}
+}
+
+func text10(id, text string) *a2a10.Message {
+	return &a2a10.Message{MessageId: id, Role: a2a10.Role_ROLE_USER, Parts: []*a2a10.Part{{Content: &a2a10.Part_Text{Text: text}}}}
+}
+
+func text03(id, text string) *a2a03.Message {
+	return &a2a03.Message{MessageId: id, Role: a2a03.Role_ROLE_USER, Content: []*a2a03.Part{{Part: &a2a03.Part_Text{Text: text}}}}
+}
+
+// TestBridgeGRPC10Caller: a 1.0 gRPC caller reaches an agent of every
+// form: sends, reads, cancels, streams and subscriptions, and the agent's
+// errors as the status of their code.
+func TestBridgeGRPC10Caller(t *testing.T) {
+	for _, form := range agentForms {
+		t.Run(form.Version+" "+form.Binding, func(t *testing.T) {
+			agent, e := bridgedDemo(t, demoagent.Options{}, form)
+			c := a2a10.NewA2AServiceClient(grpcFront(t, e.gw))
+			ctx := callCtx(t)
+
+			res, err := c.SendMessage(ctx, &a2a10.SendMessageRequest{Message: text10("g10-1", "complete hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := res.GetTask()
+			if task.GetId() == "" || task.GetStatus().GetState() != a2a10.TaskState_TASK_STATE_COMPLETED || len(task.GetArtifacts()) != 1 {
+				t.Fatalf("send: %v", res)
+			}
+			got, err := c.GetTask(ctx, &a2a10.GetTaskRequest{Id: task.GetId()})
+			if err != nil || got.GetId() != task.GetId() || got.GetStatus().GetState() != a2a10.TaskState_TASK_STATE_COMPLETED {
+				t.Fatalf("get: %v %v", got, err)
+			}
+			_, err = c.GetTask(ctx, &a2a10.GetTaskRequest{Id: "no-such-task"})
+			wantStatus(t, "get of an unknown task", err, codes.NotFound)
+
+			st, err := c.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: text10("g10-2", "parts 2")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := recvAll(st)
+			if err != nil || len(events) < 3 {
+				t.Fatalf("stream: %v %v", events, err)
+			}
+			last := events[len(events)-1].GetStatusUpdate()
+			if last.GetStatus().GetState() != a2a10.TaskState_TASK_STATE_COMPLETED {
+				t.Fatalf("stream: last event %v", events[len(events)-1])
+			}
+
+			res, err = c.SendMessage(ctx, &a2a10.SendMessageRequest{Message: text10("g10-3", "wait"), Configuration: &a2a10.SendMessageConfiguration{ReturnImmediately: true}})
+			if st := res.GetTask().GetStatus().GetState(); err != nil || st != a2a10.TaskState_TASK_STATE_SUBMITTED && st != a2a10.TaskState_TASK_STATE_WORKING {
+				t.Fatalf("non-blocking send: %v %v", res, err)
+			}
+			id := res.GetTask().GetId()
+			sub, err := c.SubscribeToTask(ctx, &a2a10.SubscribeToTaskRequest{Id: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := sub.Recv()
+			if err != nil || first.GetTask().GetId() != id {
+				t.Fatalf("subscription: first event %v %v, want the task", first, err)
+			}
+			canceled, err := c.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: id})
+			if err != nil || canceled.GetStatus().GetState() != a2a10.TaskState_TASK_STATE_CANCELED {
+				t.Fatalf("cancel: %v %v", canceled, err)
+			}
+			rest, err := recvAll(sub)
+			if err != nil || len(rest) == 0 || rest[len(rest)-1].GetStatusUpdate().GetStatus().GetState() != a2a10.TaskState_TASK_STATE_CANCELED {
+				t.Fatalf("subscription after the cancel: %v %v", rest, err)
+			}
+			_, err = c.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: id})
+			wantStatus(t, "second cancel", err, codes.FailedPrecondition)
+			wantAgentForm(t, agent, form)
+		})
+	}
+}
+
+// TestBridgeGRPC03Caller: a 0.3 gRPC caller likewise, its stream ending
+// with a status update marked final.
+func TestBridgeGRPC03Caller(t *testing.T) {
+	for _, form := range agentForms {
+		t.Run(form.Version+" "+form.Binding, func(t *testing.T) {
+			agent, e := bridgedDemo(t, demoagent.Options{}, form)
+			c := a2a03.NewA2AServiceClient(grpcFront(t, e.gw))
+			ctx := callCtx(t)
+
+			res, err := c.SendMessage(ctx, &a2a03.SendMessageRequest{Request: text03("g03-1", "complete hi"), Configuration: &a2a03.SendMessageConfiguration{Blocking: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := res.GetTask()
+			if task.GetId() == "" || task.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED || len(task.GetArtifacts()) != 1 {
+				t.Fatalf("send: %v", res)
+			}
+			got, err := c.GetTask(ctx, &a2a03.GetTaskRequest{Name: "tasks/" + task.GetId()})
+			if err != nil || got.GetId() != task.GetId() || got.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED {
+				t.Fatalf("get: %v %v", got, err)
+			}
+			_, err = c.GetTask(ctx, &a2a03.GetTaskRequest{Name: "tasks/no-such-task"})
+			wantStatus(t, "get of an unknown task", err, codes.NotFound)
+
+			st, err := c.SendStreamingMessage(ctx, &a2a03.SendMessageRequest{Request: text03("g03-2", "parts 2")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := recvAll(st)
+			if err != nil || len(events) < 3 {
+				t.Fatalf("stream: %v %v", events, err)
+			}
+			last := events[len(events)-1].GetStatusUpdate()
+			if last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED || !last.GetFinal() {
+				t.Fatalf("stream: last event %v, want completed and final", events[len(events)-1])
+			}
+			for _, ev := range events[:len(events)-1] {
+				if ev.GetStatusUpdate().GetFinal() {
+					t.Fatalf("stream: an event before the last is final: %v", ev)
+				}
+			}
+
+			res, err = c.SendMessage(ctx, &a2a03.SendMessageRequest{Request: text03("g03-3", "wait"), Configuration: &a2a03.SendMessageConfiguration{}})
+			if st := res.GetTask().GetStatus().GetState(); err != nil || st != a2a03.TaskState_TASK_STATE_SUBMITTED && st != a2a03.TaskState_TASK_STATE_WORKING {
+				t.Fatalf("non-blocking send: %v %v", res, err)
+			}
+			id := res.GetTask().GetId()
+			canceled, err := c.CancelTask(ctx, &a2a03.CancelTaskRequest{Name: "tasks/" + id})
+			if err != nil || canceled.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_CANCELLED {
+				t.Fatalf("cancel: %v %v", canceled, err)
+			}
+			wantAgentForm(t, agent, form)
+		})
+	}
+}
+
+// TestBridgeHTTPCallerToGRPCAgent: callers of the HTTP forms reach an
+// agent that speaks gRPC only, in either version: answers, stream events
+// (0.3 ones ending final) and the agent's errors in the caller's form.
+func TestBridgeHTTPCallerToGRPCAgent(t *testing.T) {
+	for _, form := range agentForms[4:] {
+		t.Run(form.Version, func(t *testing.T) {
+			agent, e := bridgedDemo(t, demoagent.Options{}, form)
+
+			// 1.0 JSON-RPC.
+			resp, body := e.do(t, request{method: http.MethodPost, path: "/", header: v10(),
+				body: rpcBody(a2a.MethodSend, a2a.V10, `"r-1"`, `{"message":{"messageId":"h-1","role":"ROLE_USER","parts":[{"text":"complete hi"}]}}`)})
+			ev, res, err := a2a.ParseRPCEventResult(body)
+			if resp.StatusCode != http.StatusOK || err != nil || ev.Kind != a2a.EventTask || ev.State != a2a.StateCompleted || !strings.Contains(string(body), `"id":"r-1"`) {
+				t.Fatalf("1.0 send: HTTP %d %s", resp.StatusCode, body)
+			}
+			id := ev.TaskID
+			wantShape(t, "1.0 send", res, a2a.V10, id)
+			resp, body = e.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodGetTask, a2a.V10, `"r-2"`, `{"id":"no-such-task"}`)})
+			wantRPCError(t, resp, body, a2a.V10, `"r-2"`, a2a.ErrTaskNotFound)
+
+			// 0.3 JSON-RPC: a kind object; its stream ends final.
+			resp, body = e.do(t, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodGetTask, a2a.V03, `7`, `{"id":"`+id+`"}`)})
+			if ev, res, err := a2a.ParseRPCEventResult(body); resp.StatusCode != http.StatusOK || err != nil || ev.TaskID != id {
+				t.Fatalf("0.3 get: HTTP %d %s", resp.StatusCode, body)
+			} else {
+				wantShape(t, "0.3 get", res, a2a.V03, id)
+			}
+			st := e.open(t, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodStream, a2a.V03, `8`,
+				`{"message":{"kind":"message","messageId":"h-2","role":"user","parts":[{"kind":"text","text":"parts 2"}]}}`)})
+			var events []a2a.Event
+			for {
+				sse := st.next(t)
+				ev, res, err := a2a.ParseRPCEventResult(sse.Data)
+				if err != nil {
+					t.Fatalf("0.3 stream event %s: %v", sse.Data, err)
+				}
+				wantShape(t, "0.3 stream event", res, a2a.V03, ev.TaskID)
+				events = append(events, ev)
+				if ev.Final {
+					break
+				}
+			}
+			st.wantCleanEnd(t)
+			if last := events[len(events)-1]; len(events) < 3 || last.State != a2a.StateCompleted {
+				t.Fatalf("0.3 stream: %+v", events)
+			}
+
+			// 1.0 HTTP+JSON, and 0.3 HTTP+JSON's error body.
+			resp, body = e.do(t, request{method: http.MethodGet, path: "/tasks/" + id, header: v10()})
+			if ev, _, err := a2a.ReadAnswer(&a2a.Operation{Method: a2a.MethodGetTask, Version: a2a.V10, Binding: a2a.BindingREST}, body); resp.StatusCode != http.StatusOK || err != nil || ev.TaskID != id {
+				t.Fatalf("1.0 REST get: HTTP %d %s %v", resp.StatusCode, body, err)
+			}
+			resp, body = e.do(t, request{method: http.MethodGet, path: "/v1/tasks/no-such-task"})
+			wantREST03Error(t, resp, body, a2a.ErrTaskNotFound)
+
+			wantAgentForm(t, agent, form)
+			for _, r := range agent.Requests() {
+				t.Fatalf("unexpected request %v", r.Path)
+			}
+		})
+	}
+}
+
+// TestBridgeGRPCMetadata: a caller's metadata reaches a gRPC agent of the
+// other version without its credentials, with the agent's version and
+// extensions under that version's name.
+func TestBridgeGRPCMetadata(t *testing.T) {
+	agent, e := bridgedDemo(t, demoagent.Options{}, config.BridgeInterface{Version: "0.3", Binding: "GRPC"})
+	c := a2a10.NewA2AServiceClient(grpcFront(t, e.gw))
+	ctx := metadata.AppendToOutgoingContext(callCtx(t), "authorization", "Bearer caller", "a2a-extensions", "https://example.com/ext", "x-trace-note", "kept")
+	if _, err := c.SendMessage(ctx, &a2a10.SendMessageRequest{Message: text10("md-1", "complete hi")}); err != nil {
+		t.Fatal(err)
+	}
+	got := agent.Requests()
+	h := got[len(got)-1].Header
+	if h.Get("Authorization") != "" || h.Get("A2a-Version") != "" || h.Get("A2a-Extensions") != "" ||
+		h.Get("X-A2a-Extensions") != "https://example.com/ext" || h.Get("X-Trace-Note") != "kept" {
+		t.Fatalf("the agent's metadata: %v", h)
+	}
+}
