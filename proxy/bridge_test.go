@@ -557,3 +557,28 @@ func TestBridgeSameFormUnchanged(t *testing.T) {
 		t.Fatalf("HTTP %d %q, want the agent's bytes", resp.StatusCode, got)
 	}
 }
+
+// ListTasks has no 0.3 equivalent: a 1.0 caller's list to a 0.3 agent is
+// refused in the caller's form and never reaches the agent.
+func TestBridgeListTasksTo03Refused(t *testing.T) {
+	for _, af := range []a2a.Form{form03RPC, form03REST} {
+		agent := newFormAgent(t, af)
+		e := bridgeTo(t, agent)
+		for _, cf := range []a2a.Form{form10RPC, form10REST} {
+			rq := request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodListTasks, a2a.V10, `"r-1"`, `{}`)}
+			if cf.Binding == a2a.BindingREST {
+				method, path := a2a.RESTPath(a2a.MethodListTasks, a2a.V10, "", "")
+				rq = request{method: method, path: path, header: v10()}
+			}
+			resp, body := e.do(t, rq)
+			op := &a2a.Operation{Method: a2a.MethodListTasks, Version: a2a.V10, Binding: cf.Binding, RPCID: []byte(`"r-1"`)}
+			wantCallerError(t, cf, op, resp, body, a2a.ErrUnsupportedOperation)
+		}
+		agent.mu.Lock()
+		n := len(agent.ops)
+		agent.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("a refused list reached the %s agent", af)
+		}
+	}
+}
