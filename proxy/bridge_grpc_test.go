@@ -1,23 +1,29 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
@@ -28,9 +34,9 @@ import (
 // been asked in that form only), and callers of the HTTP forms in front
 // of a gRPC agent.
 
-// grpcFront serves the gateway's gRPC listener for the agent on loopback
-// (h2c) and returns a client connection to it.
-func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+// grpcListener serves the gateway's gRPC listener for the agent on
+// loopback (h2c) and returns its address.
+func grpcListener(t *testing.T, gw *proxy.Gateway) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,11 +45,18 @@ func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
 	srv := &http.Server{Handler: gw.GRPCHandler(agentName), Protocols: new(http.Protocols)}
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = srv.Serve(ln) }()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// grpcFront is a client connection to the gateway's gRPC listener.
+func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(grpcListener(t, gw), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close(); _ = srv.Close() })
+	t.Cleanup(func() { _ = conn.Close() })
 	return conn
 }
 
@@ -285,4 +298,243 @@ func TestBridgeGRPCMetadata(t *testing.T) {
 		h.Get("X-A2a-Extensions") != "https://example.com/ext" || h.Get("X-Trace-Note") != "kept" {
 		t.Fatalf("the agent's metadata: %v", h)
 	}
+}
+
+// wantReason fails unless err is a status of code carrying the ErrorInfo
+// of want, and not the agent's message.
+func wantReason(t *testing.T, what string, err error, code codes.Code, want *a2a.Error) {
+	t.Helper()
+	st, _ := status.FromError(err)
+	if st.Code() != code || strings.Contains(st.Message(), "agent-secret") {
+		t.Fatalf("%s: status %v %q, want %v", what, st.Code(), st.Message(), code)
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetReason() == want.Reason {
+			return
+		}
+	}
+	t.Fatalf("%s: status details %v, want ErrorInfo %s", what, st.Details(), want.Reason)
+}
+
+// scriptedRPCAgent is a 1.0 JSON-RPC agent that answers each method as
+// script says, with the request's id.
+func scriptedRPCAgent(t *testing.T, script func(w http.ResponseWriter, method, id string)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &req) != nil || r.Header.Get(a2a.VersionHeader) != "1.0" {
+			http.Error(w, "a 1.0 JSON-RPC agent", http.StatusBadRequest)
+			return
+		}
+		script(w, req.Method, string(req.ID))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestBridgeGRPCCallerErrors: a JSON-RPC agent's errors reach a gRPC
+// caller as the status of their code, before or during a stream, never
+// with the agent's message; an answer that cannot be translated is
+// INVALID_AGENT_RESPONSE; a 0.3 caller's stream that the agent ends on a
+// terminal state ends with a status update marked final.
+func TestBridgeGRPCCallerErrors(t *testing.T) {
+	const task = `{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}`
+	url := scriptedRPCAgent(t, func(w http.ResponseWriter, method, id string) {
+		switch method {
+		case "GetTask":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"agent-secret t-9"}}`)
+		case "CancelTask":
+			// A member no form knows.
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_CANCELED"},"x-agent":1}}`)
+		case "SendStreamingMessage":
+			sseHeader(w)
+			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+task+`}}`+"\n\n")
+			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"agent-secret t-9"}}`+"\n\n")
+		case "SubscribeToTask":
+			sseHeader(w)
+			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+task+`}}`+"\n\n")
+			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"}}}}`+"\n\n")
+		default:
+			http.Error(w, "unexpected", http.StatusNotFound)
+		}
+	})
+	e := start(t, url, withConfig(func(c *config.Config) {
+		c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0"}
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	}))
+	conn := grpcFront(t, e.gw)
+	c10, c03 := a2a10.NewA2AServiceClient(conn), a2a03.NewA2AServiceClient(conn)
+	ctx := callCtx(t)
+
+	_, err := c10.GetTask(ctx, &a2a10.GetTaskRequest{Id: "t-1"})
+	wantReason(t, "1.0 get", err, codes.NotFound, a2a.ErrTaskNotFound)
+	_, err = c03.GetTask(ctx, &a2a03.GetTaskRequest{Name: "tasks/t-1"})
+	wantStatus(t, "0.3 get", err, codes.NotFound)
+	_, err = c10.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: "t-1"})
+	wantReason(t, "1.0 cancel answered with an unknown member", err, codes.Internal, a2a.ErrInvalidAgentResponse)
+
+	st, err := c10.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: text10("e-1", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := recvAll(st)
+	if len(events) != 1 || events[0].GetTask().GetId() != "t-1" {
+		t.Fatalf("stream: %v", events)
+	}
+	wantReason(t, "stream ended by the agent's error", err, codes.NotFound, a2a.ErrTaskNotFound)
+
+	sub, err := c03.TaskSubscription(ctx, &a2a03.TaskSubscriptionRequest{Name: "tasks/t-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := recvAll(sub)
+	if err != nil || len(got) != 2 || got[0].GetTask().GetId() != "t-1" {
+		t.Fatalf("0.3 subscription: %v %v", got, err)
+	}
+	if last := got[1].GetStatusUpdate(); last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED || !last.GetFinal() {
+		t.Fatalf("0.3 subscription: last %v, want completed and final", got[1])
+	}
+}
+
+// scriptedGRPCAgent is a 1.0 gRPC agent on loopback (h2c) that answers
+// each call as script says: messages, then trailers.
+func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method string)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Protocols: new(http.Protocols), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Header.Get(a2a.VersionHeader) != "1.0" {
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Grpc-Status", "3")
+			return
+		}
+		script(w, r.URL.Path)
+	})}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// grpcMessages writes the header of a gRPC answer and its messages.
+func grpcMessages(t *testing.T, w http.ResponseWriter, msgs ...proto.Message) {
+	w.Header().Set("Content-Type", "application/grpc")
+	w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
+	w.WriteHeader(http.StatusOK)
+	for _, m := range msgs {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = w.Write(grpcwire.AppendMessage(nil, b))
+		flush(w)
+	}
+}
+
+// TestBridgeHTTPCallerErrorsFromGRPC: a gRPC agent's statuses reach HTTP
+// callers as the error of their code in the caller's form: a status alone,
+// a status that ends a stream (the stream's last event), and a message
+// that cannot be read (INVALID_AGENT_RESPONSE).
+func TestBridgeHTTPCallerErrorsFromGRPC(t *testing.T) {
+	task := &a2a10.Task{Id: "t-1", ContextId: "c-1", Status: &a2a10.TaskStatus{State: a2a10.TaskState_TASK_STATE_WORKING}}
+	addr := scriptedGRPCAgent(t, func(w http.ResponseWriter, method string) {
+		switch method {
+		case "/lf.a2a.v1.A2AService/GetTask":
+			// Trailers-only.
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Grpc-Status", "5")
+			w.Header().Set("Grpc-Message", "agent-secret t-9")
+		case "/lf.a2a.v1.A2AService/CancelTask":
+			grpcMessages(t, w)
+			_, _ = w.Write([]byte{0, 0, 0, 0, 3, 0xff, 0xff, 0xff})
+			w.Header().Set(http.TrailerPrefix+"Grpc-Status", "0")
+		case "/lf.a2a.v1.A2AService/SubscribeToTask":
+			grpcMessages(t, w, &a2a10.StreamResponse{Payload: &a2a10.StreamResponse_Task{Task: task}})
+			w.Header().Set("Grpc-Status", "5")
+			w.Header().Set("Grpc-Message", "agent-secret t-9")
+		default:
+			w.Header().Set("Content-Type", "application/grpc")
+			w.Header().Set("Grpc-Status", "12")
+		}
+	})
+	e := start(t, "http://127.0.0.1:1", withConfig(func(c *config.Config) {
+		c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0", Upstream: addr}
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "GRPC"}}
+	}))
+
+	resp, body := e.do(t, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodGetTask, a2a.V03, `3`, `{"id":"t-1"}`)})
+	wantRPCError(t, resp, body, a2a.V03, `3`, a2a.ErrTaskNotFound)
+	resp, body = e.do(t, request{method: http.MethodGet, path: "/tasks/t-1", header: v10()})
+	wantRESTError(t, resp, body, a2a.ErrTaskNotFound, "NOT_FOUND")
+	if bytes.Contains(body, []byte("agent-secret")) {
+		t.Fatalf("the agent's message reached the caller: %s", body)
+	}
+	resp, body = e.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodCancelTask, a2a.V10, `"c"`, `{"id":"t-1"}`)})
+	wantRPCError(t, resp, body, a2a.V10, `"c"`, a2a.ErrInvalidAgentResponse)
+
+	st := e.open(t, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodSubscribe, a2a.V03, `4`, `{"id":"t-1"}`)})
+	if ev, err := a2a.ParseRPCEvent(st.next(t).Data); err != nil || ev.Kind != a2a.EventTask || ev.TaskID != "t-1" {
+		t.Fatalf("first event: %+v %v", ev, err)
+	}
+	last := st.next(t)
+	wantRPCErrorBody(t, last.Data, a2a.V03, `4`, a2a.ErrTaskNotFound)
+	st.wantCleanEnd(t)
+
+	st = e.open(t, request{method: http.MethodPost, path: "/tasks/t-1:subscribe", header: v10()})
+	st.next(t)
+	if ev := st.next(t); ev.Event != "error" {
+		t.Fatalf("REST stream's last event %q, want an error event", ev.Raw)
+	} else {
+		wantRESTErrorBody(t, ev.Data, a2a.ErrTaskNotFound, "NOT_FOUND")
+	}
+}
+
+// TestBridgeGRPCCallerDeadline: a gRPC caller's deadline bounds its
+// bridged call to an HTTP agent, and its passing is the agent's timeout,
+// not the caller leaving.
+func TestBridgeGRPCCallerDeadline(t *testing.T) {
+	released := make(chan struct{})
+	url := scriptedRPCAgent(t, func(w http.ResponseWriter, method, id string) {
+		<-released // answers once the test is over
+	})
+	t.Cleanup(func() { close(released) })
+	e := start(t, url, withConfig(func(c *config.Config) {
+		c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0"}
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	}))
+	// A raw call, which unlike a gRPC library's does not give up at its
+	// own deadline: the gateway's answer is what it gets.
+	msg, err := proto.Marshal(&a2a10.GetTaskRequest{Id: "t-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, "http://"+grpcListener(t, e.gw)+"/lf.a2a.v1.A2AService/GetTask", bytes.NewReader(grpcwire.AppendMessage(nil, msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("Grpc-Timeout", "200m")
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: tr, Timeout: testTimeout}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get("Grpc-Status"); got != "4" {
+		t.Fatalf("grpc-status %q (trailer %q), want 4 DEADLINE_EXCEEDED", got, resp.Trailer.Get("Grpc-Status"))
+	}
+	e.wantCounter(t, "upstream_errors_total", map[string]string{"agent": agentName, "reason": "timeout"}, 1)
 }

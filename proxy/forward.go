@@ -120,7 +120,9 @@ func (g *Gateway) roundTrip(r *http.Request, s *Scope, clientCtx, ctx context.Co
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		return nil, upstreamError(clientCtx, ctx, err)
+		// A gRPC caller's deadline is no departure (grpcUpstreamError),
+		// whatever binding the bridge reaches the agent in.
+		return nil, grpcUpstreamError(clientCtx, ctx, err)
 	}
 	return resp, nil
 }

@@ -119,7 +119,7 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 		if r.vals[slotPush] == nil {
 			return ErrInvalidParams.WithMessage("the push notification config is required")
 		}
-		var id [1][]byte
+		var id [1][]byte // pushConfigKeys starts with the config's id
 		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
 			return ErrInvalidParams.WithMessage("the push notification config must be an object")
 		}
@@ -233,6 +233,9 @@ func queryValue(k valueKind, s string) []byte {
 // checkValue checks a raw value against k and returns it normalised: an
 // int as its number (protobuf JSON also writes it as a string).
 func checkValue(k valueKind, v []byte) ([]byte, bool) {
+	if len(v) == 0 {
+		return nil, false // an empty query value
+	}
 	switch k {
 	case kindObject:
 		return v, isObject(v)

@@ -502,6 +502,8 @@ func TestTranslateRequestRESTQuery(t *testing.T) {
 		{"/tasks/t", url.Values{"historyLength": {"1", "2"}}, "more than once"},
 		{"/tasks/t", url.Values{"historyLength": {"1"}, "history_length": {"2"}}, "more than once"},
 		{"/tasks/t", url.Values{"historyLength": {"x"}}, "wrong type"},
+		{"/tasks/t", url.Values{"historyLength": {""}}, "wrong type"},
+		{"/tasks", url.Values{"includeArtifacts": {""}}, "wrong type"},
 		{"/tasks/t", url.Values{"pageSize": {"1"}}, "not one the gateway accepts"},
 		{"/tasks", url.Values{"includeArtifacts": {"yes"}}, "wrong type"},
 	} {
@@ -527,6 +529,22 @@ func TestTranslateRequestSameForm(t *testing.T) {
 	u, e = TranslateRequest(op, q, nil, FormOf(op), nil)
 	if e != nil || u.HTTPMethod != "GET" || u.Path != "/acme/tasks/t" || u.Query.Get("historyLength") != "1" {
 		t.Fatalf("%+v, %v", u, e)
+	}
+}
+
+// TestRESTRoutes03: 0.3 names the extended card /v1/card, and callers are
+// also served at the 1.0 name below /v1/; the gateway spells /v1/card.
+func TestRESTRoutes03(t *testing.T) {
+	for _, p := range []string{"/v1/card", "/v1/extendedAgentCard"} {
+		if op, e := ClassifyREST("GET", p, nil, nil, V03, true); e != nil || op.Method != MethodExtendedCard {
+			t.Errorf("%s: %v", p, e)
+		}
+	}
+	if _, p := RESTPath(MethodExtendedCard, V03, "", ""); p != "/v1/card" {
+		t.Errorf("RESTPath: %s", p)
+	}
+	if _, e := ClassifyREST("GET", "/card", nil, nil, V10, true); e == nil {
+		t.Error("/card is no 1.0 route")
 	}
 }
 

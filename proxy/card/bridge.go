@@ -158,9 +158,13 @@ func (r *rewriter) offerURL(b a2a.Binding) (string, error) {
 }
 
 // bridgeSecurity writes the gateway's schemes and requirements in the
-// card's shape, and drops the other shape's requirement member, so that
-// each reader finds one consistent pair.
-func (r *rewriter) bridgeSecurity() error {
+// bridged card's shape.
+func (r *rewriter) bridgeSecurity() error { return r.writeSecurity(r.bridgeShape()) }
+
+// writeSecurity writes the gateway's schemes and requirements in shape,
+// and drops the other shapes' requirement member, so that each reader
+// finds one consistent pair.
+func (r *rewriter) writeSecurity(shape cardShape) error {
 	for _, f := range []string{fieldSecuritySchemes, fieldSecurity, fieldSecurityRequirements} {
 		delete(r.card, f)
 	}
@@ -168,7 +172,7 @@ func (r *rewriter) bridgeSecurity() error {
 	if len(sec.Schemes) == 0 {
 		return nil
 	}
-	switch r.bridgeShape() {
+	switch shape {
 	case shapeV03:
 		if err := r.set(fieldSecuritySchemes, sec.v03Schemes()); err != nil {
 			return err

@@ -330,3 +330,47 @@ func TestBridgedCardRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// An agent's own gRPC extended card, forwarded to a caller of its version,
+// gets the gateway's security in that version's protobuf shape (0.3 keeps
+// its requirements in `security`, as {schemes}), which the encoder takes.
+func TestGRPCExtendedCardSecurityShape(t *testing.T) {
+	for _, tc := range []struct {
+		version a2a.Version
+		card    string
+	}{
+		{a2a.V10, `{"name":"a","description":"d","version":"1","capabilities":{"streaming":true},
+			"supportedInterfaces":[{"url":"http://georoute.internal:8080/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"},{"url":"agent:50051","protocolBinding":"GRPC","protocolVersion":"1.0"}],
+			"securitySchemes":{"x":{"httpAuthSecurityScheme":{"scheme":"Basic"}}},"securityRequirements":[{"schemes":{"x":{"list":[]}}}],
+			"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+			"skills":[{"id":"s","name":"s","description":"d","tags":["t"],"securityRequirements":[{"schemes":{"x":{"list":[]}}}]}]}`},
+		{a2a.V03, `{"protocolVersion":"0.3.0","name":"a","description":"d","version":"1","capabilities":{"streaming":true},
+			"url":"http://georoute.internal:8080/a2a","preferredTransport":"JSONRPC","additionalInterfaces":[{"url":"agent:50051","transport":"GRPC"}],
+			"securitySchemes":{"x":{"httpAuthSecurityScheme":{"scheme":"Basic"}}},"security":[{"schemes":{"x":{"list":[]}}}],
+			"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"supportsAuthenticatedExtendedCard":true,
+			"skills":[{"id":"s","name":"s","description":"d","tags":["t"],"security":[{"schemes":{"x":{"list":[]}}}]}]}`},
+	} {
+		t.Run(tc.version.String(), func(t *testing.T) {
+			op := &a2a.Operation{Version: tc.version, Binding: a2a.BindingGRPC, Method: a2a.MethodExtendedCard}
+			if _, err := grpcwire.EncodeAnswer(op, []byte(tc.card)); err != nil {
+				t.Fatalf("the agent's card is not protobuf JSON: %v", err)
+			}
+			o := testOptions(t, "http://georoute.internal:8080/a2a")
+			o.GRPCAddress, o.Version, o.GRPC = testGRPC, tc.version, true
+			out, err := Rewrite([]byte(tc.card), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := grpcwire.EncodeAnswer(op, out); err != nil {
+				t.Fatalf("the gRPC encoder refuses the rewritten card: %v\n%s", err, out)
+			}
+			reqs := fieldSecurityRequirements
+			if tc.version == a2a.V03 {
+				reqs = fieldSecurity
+			}
+			card := decode(t, out)
+			checkJSON(t, card, fieldSecuritySchemes, wantV10Schemes)
+			checkJSON(t, card, reqs, wantV10Requirements)
+		})
+	}
+}

@@ -51,11 +51,12 @@ type RewriteOptions struct {
 	// Bridge, for an agent behind a bridge, replaces the agent's
 	// interfaces with the forms the gateway serves it in (see Bridge).
 	Bridge *Bridge
-	// GRPC says the card answers a gRPC call (the extended card): a
-	// bridged card is then the protobuf JSON of Version's AgentCard alone,
-	// which the gRPC encoder reads strictly. An agent without a bridge
-	// answers in its caller's version already, and its card keeps its
-	// members.
+	// GRPC says the card answers a gRPC call (the extended card), which
+	// the gRPC encoder reads strictly as the protobuf JSON of Version's
+	// AgentCard: the security members are written in that shape, and a
+	// bridged card has nothing of the other version. An agent without a
+	// bridge answers in its caller's version already, and its card keeps
+	// its other members.
 	GRPC bool
 }
 
@@ -337,8 +338,17 @@ func (r *rewriter) capabilities() error {
 
 // security replaces the agent's schemes with the gateway's, in the dialect
 // the card already uses for each field. A requirement field is written when
-// the card had it, or when it is the one matching the schemes' dialect.
+// the card had it, or when it is the one matching the schemes' dialect. A
+// gRPC answer gets the protobuf shape of its version.
 func (r *rewriter) security() error {
+	if r.opts.GRPC {
+		// The answer to a gRPC call is protobuf JSON, of the caller's
+		// version as the agent's (the call was forwarded unchanged).
+		if r.opts.Version == a2a.V03 {
+			return r.writeSecurity(shapeV03Proto)
+		}
+		return r.writeSecurity(shapeV10)
+	}
 	flavor, ok := schemeFlavor(r.card[fieldSecuritySchemes])
 	if !ok {
 		flavor = r.cardFlavor()
