@@ -157,6 +157,8 @@ func (g *Gateway) forwardBridged(w http.ResponseWriter, r *http.Request, s *Scop
 		return a2a.ErrUnsupportedOperation.WithMessage("bridging " + c.from.String() + " to " + c.to.String() + " is not available")
 	}
 	c.caller = caller
+	// Every later line of the request says where it was bridged to.
+	s.AddLogAttrs("bridged_to", c.to.String())
 	query, body, err := caller.request(r, s)
 	if err != nil {
 		return err

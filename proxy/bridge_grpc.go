@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
@@ -53,17 +54,18 @@ func grpcMetadata(h http.Header, from, to a2a.Form) {
 			h.Del(k)
 		}
 	}
-	var ext []string
-	for _, k := range extensionHeaders {
-		ext = append(ext, h.Values(k)...)
-		h.Del(k)
-	}
-	if len(ext) > 0 {
-		name := extensionHeaders[1]
-		if to.Version == a2a.V10 {
-			name = extensionHeaders[0]
+	moveExtensions(h, to.Version)
+}
+
+// dropGRPCHeaders takes the gRPC protocol's own headers of a gRPC
+// caller's call out of a request to an HTTP agent: they describe the
+// call's framing, which the agent's binding does not have (the deadline
+// bounds the exchange itself).
+func dropGRPCHeaders(h http.Header) {
+	for k := range h {
+		if strings.HasPrefix(k, "Grpc-") {
+			h.Del(k)
 		}
-		h[name] = ext
 	}
 }
 

@@ -121,6 +121,13 @@ func TestBridgeGRPC10Caller(t *testing.T) {
 			}
 			_, err = c.GetTask(ctx, &a2a10.GetTaskRequest{Id: "no-such-task"})
 			wantStatus(t, "get of an unknown task", err, codes.NotFound)
+			// 0.3 has no ListTasks: refused, not half served.
+			list, err := c.ListTasks(ctx, &a2a10.ListTasksRequest{})
+			if form.Version == "0.3" {
+				wantReason(t, "list at a 0.3 agent", err, codes.FailedPrecondition, a2a.ErrUnsupportedOperation)
+			} else if err != nil || len(list.GetTasks()) == 0 {
+				t.Fatalf("list: %v %v", list, err)
+			}
 
 			st, err := c.SendStreamingMessage(ctx, &a2a10.SendMessageRequest{Message: text10("g10-2", "parts 2")})
 			if err != nil {
@@ -158,6 +165,16 @@ func TestBridgeGRPC10Caller(t *testing.T) {
 			}
 			_, err = c.CancelTask(ctx, &a2a10.CancelTaskRequest{Id: id})
 			wantStatus(t, "second cancel", err, codes.FailedPrecondition)
+			if form.Binding != "GRPC" {
+				// The gRPC framing's headers mean nothing to an HTTP agent.
+				for _, r := range agent.Requests() {
+					for k := range r.Header {
+						if strings.HasPrefix(k, "Grpc-") {
+							t.Fatalf("the agent got %s: %v", k, r.Header)
+						}
+					}
+				}
+			}
 			wantAgentForm(t, agent, form)
 		})
 	}

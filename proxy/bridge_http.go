@@ -19,6 +19,23 @@ import (
 // 0.3's.
 var extensionHeaders = [...]string{"A2a-Extensions", "X-A2a-Extensions"}
 
+// moveExtensions puts the activated extensions a caller named under
+// either version's header under version v's.
+func moveExtensions(h http.Header, v a2a.Version) {
+	var ext []string
+	for _, k := range extensionHeaders {
+		ext = append(ext, h.Values(k)...)
+		h.Del(k)
+	}
+	if len(ext) > 0 {
+		name := extensionHeaders[1]
+		if v == a2a.V10 {
+			name = extensionHeaders[0]
+		}
+		h[name] = ext
+	}
+}
+
 // httpAgent reaches a JSON-RPC agent at its jsonrpc_path, an HTTP+JSON one
 // below its rest_path.
 type httpAgent struct{}
@@ -46,18 +63,10 @@ func (httpAgent) send(c *bridgeCall, up a2a.UpstreamRequest) (agentAnswer, error
 			accept = a2a.SSEContentType
 		}
 		h.Set("Accept", accept)
-		var ext []string
-		for _, k := range extensionHeaders {
-			ext = append(ext, h.Values(k)...)
-			h.Del(k)
+		if c.from.Binding == a2a.BindingGRPC {
+			dropGRPCHeaders(h)
 		}
-		if len(ext) > 0 {
-			name := extensionHeaders[1]
-			if c.to.Version == a2a.V10 {
-				name = extensionHeaders[0]
-			}
-			h[name] = ext
-		}
+		moveExtensions(h, c.to.Version)
 	})
 	if err != nil {
 		return nil, err

@@ -487,6 +487,7 @@ func TestBridgeRefusesUntranslatable(t *testing.T) {
 		rq, op := callerRequest(t, cf, a2a.MethodSend)
 		resp, body := e.do(t, rq)
 		wantCallerError(t, cf, op, resp, body, a2a.ErrInvalidAgentResponse)
+		e.logs.wantLog(t, "WARN", "agent exchange failed", map[string]any{"reason": "invalid_response", "bridged_to": af.String()})
 
 		// In a stream the events before it reach the caller; it ends the
 		// stream with the error.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
@@ -155,5 +156,35 @@ func TestBridgePushSourceNative(t *testing.T) {
 				t.Fatalf("the gateway subscribed %d times to a task the agent pushes", n)
 			}
 		})
+	}
+}
+
+// TestBridgeGRPCDedupe: a gRPC caller's retried message id through the
+// bridge reaches the agent once and is answered with the first answer; a
+// retry in another form is refused, naming the first form.
+func TestBridgeGRPCDedupe(t *testing.T) {
+	e := startGRPCOn(t, func(t testing.TB, opts ...gwtest.Option) *gwtest.Env { return bridgedEnv(t.(*testing.T), opts...) })
+	ctx := e.as(t, "acme")
+	first, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("bdup-1", "complete hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.c10.SendMessage(ctx, &a2a10.SendMessageRequest{Message: msg10("bdup-1", "complete hi")})
+	if err != nil || !proto.Equal(first, again) {
+		t.Fatalf("retry: %v %v, want %v", again, err, first)
+	}
+	sends := 0
+	for _, r := range e.Env.Agent.Requests() {
+		if r.Op.Method == a2a.MethodSend && r.Op.MessageID == "bdup-1" {
+			sends++
+		}
+	}
+	if sends != 1 {
+		t.Fatalf("the agent got the message %d times", sends)
+	}
+	_, err = e.c03.SendMessage(ctx, &a2a03.SendMessageRequest{Request: msg03("bdup-1", "complete hi"), Configuration: &a2a03.SendMessageConfiguration{Blocking: true}})
+	st := wantCode(t, err, codes.AlreadyExists)
+	if !strings.Contains(st.Message(), "first sent in 1.0 over GRPC") {
+		t.Fatalf("the refusal does not name the first form: %q", st.Message())
 	}
 }
