@@ -248,3 +248,43 @@ func TestCallBridgedSubscribeStartsWithTheTask(t *testing.T) {
 	resp, body := e.do(t, request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodSubscribe, a2a.V10, `"sub-2"`, `{"id":"t-1"}`)})
 	wantRPCStreamError(t, resp, body, a2a.V10, `"sub-2"`, a2a.ErrInvalidAgentResponse)
 }
+
+// TestCallBridgedRESTErrors: an HTTP+JSON agent's errors reach the
+// gateway's own calls with their code: an error answer where a stream was
+// asked for, and the error event that ends a stream.
+func TestCallBridgedRESTErrors(t *testing.T) {
+	notFound := string(a2a.ErrTaskNotFound.RESTErrorBody(a2a.V10))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/tasks/gone:subscribe":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, notFound)
+		case "/tasks/t-1:subscribe":
+			sseHeader(w)
+			writeFlush(w, `data: {"task":{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}`+"\n\n")
+			writeFlush(w, "event: error\ndata: "+notFound+"\n\n")
+		default:
+			http.Error(w, "unexpected", http.StatusTeapot)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	e := start(t, srv.URL, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "HTTP+JSON"}}
+	}))
+	var ae *a2a.Error
+	err := e.gw.CallStream(context.Background(), agentName, a2a.V03, a2a.MethodSubscribe, a2a.TaskParams{ID: "gone"}, func(a2a.Event, []byte) error { return nil })
+	if !errors.As(err, &ae) || ae.Code != a2a.ErrTaskNotFound.Code {
+		t.Fatalf("an error answer: %v, want the agent's TaskNotFound", err)
+	}
+	n := 0
+	err = e.gw.CallStream(context.Background(), agentName, a2a.V03, a2a.MethodSubscribe, a2a.TaskParams{ID: "t-1"}, func(ev a2a.Event, res []byte) error {
+		wantShape(t, "event", res, a2a.V03, "t-1")
+		n++
+		return nil
+	})
+	if !errors.As(err, &ae) || ae.Code != a2a.ErrTaskNotFound.Code || n != 1 {
+		t.Fatalf("a stream's error event: %v after %d events, want the agent's TaskNotFound after one", err, n)
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -23,6 +25,7 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/demoagent"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/grpcwire"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a03"
 	"github.com/a2a-gateway/a2a-gateway/internal/pb/a2a10"
@@ -36,7 +39,7 @@ import (
 
 // grpcListener serves the gateway's gRPC listener for the agent on
 // loopback (h2c) and returns its address.
-func grpcListener(t *testing.T, gw *proxy.Gateway) string {
+func grpcListener(t testing.TB, gw *proxy.Gateway) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,7 +53,7 @@ func grpcListener(t *testing.T, gw *proxy.Gateway) string {
 }
 
 // grpcFront is a client connection to the gateway's gRPC listener.
-func grpcFront(t *testing.T, gw *proxy.Gateway) *grpc.ClientConn {
+func grpcFront(t testing.TB, gw *proxy.Gateway) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(grpcListener(t, gw), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -360,6 +363,7 @@ func scriptedRPCAgent(t *testing.T, script func(w http.ResponseWriter, method, i
 // terminal state ends with a status update marked final.
 func TestBridgeGRPCCallerErrors(t *testing.T) {
 	const task = `{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}`
+	var subscribed atomic.Int32
 	url := scriptedRPCAgent(t, func(w http.ResponseWriter, method, id string) {
 		switch method {
 		case "GetTask":
@@ -374,6 +378,11 @@ func TestBridgeGRPCCallerErrors(t *testing.T) {
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"agent-secret t-9"}}`+"\n\n")
 		case "SubscribeToTask":
 			sseHeader(w)
+			if subscribed.Add(1) > 1 {
+				// The task, already ended: no status update says so.
+				writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+strings.Replace(task, "WORKING", "FAILED", 1)+`}}`+"\n\n")
+				return
+			}
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"task":`+task+`}}`+"\n\n")
 			writeFlush(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"}}}}`+"\n\n")
 		default:
@@ -416,11 +425,25 @@ func TestBridgeGRPCCallerErrors(t *testing.T) {
 	if last := got[1].GetStatusUpdate(); last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_COMPLETED || !last.GetFinal() {
 		t.Fatalf("0.3 subscription: last %v, want completed and final", got[1])
 	}
+	// A stream the agent ends on the task's terminal state alone ends, for
+	// a 0.3 caller, with the status update that says so.
+	sub, err = c03.TaskSubscription(ctx, &a2a03.TaskSubscriptionRequest{Name: "tasks/t-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = recvAll(sub)
+	if err != nil || len(got) != 2 || got[0].GetTask().GetStatus().GetState() != a2a03.TaskState_TASK_STATE_FAILED {
+		t.Fatalf("0.3 subscription to an ended task: %v %v", got, err)
+	}
+	if last := got[1].GetStatusUpdate(); last.GetTaskId() != "t-1" || last.GetStatus().GetState() != a2a03.TaskState_TASK_STATE_FAILED || !last.GetFinal() {
+		t.Fatalf("0.3 subscription to an ended task: last %v, want failed and final", got[1])
+	}
 }
 
 // scriptedGRPCAgent is a 1.0 gRPC agent on loopback (h2c) that answers
-// each call as script says: messages, then trailers.
-func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method string)) string {
+// each call (its path names the method) as script says: messages, then
+// trailers.
+func scriptedGRPCAgent(t testing.TB, script func(w http.ResponseWriter, r *http.Request)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -433,7 +456,7 @@ func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method s
 			w.Header().Set("Grpc-Status", "3")
 			return
 		}
-		script(w, r.URL.Path)
+		script(w, r)
 	})}
 	srv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = srv.Serve(ln) }()
@@ -442,7 +465,7 @@ func scriptedGRPCAgent(t *testing.T, script func(w http.ResponseWriter, method s
 }
 
 // grpcMessages writes the header of a gRPC answer and its messages.
-func grpcMessages(t *testing.T, w http.ResponseWriter, msgs ...proto.Message) {
+func grpcMessages(t testing.TB, w http.ResponseWriter, msgs ...proto.Message) {
 	w.Header().Set("Content-Type", "application/grpc")
 	w.Header().Set("Trailer", "Grpc-Status, Grpc-Message")
 	w.WriteHeader(http.StatusOK)
@@ -463,8 +486,8 @@ func grpcMessages(t *testing.T, w http.ResponseWriter, msgs ...proto.Message) {
 // that cannot be read (INVALID_AGENT_RESPONSE).
 func TestBridgeHTTPCallerErrorsFromGRPC(t *testing.T) {
 	task := &a2a10.Task{Id: "t-1", ContextId: "c-1", Status: &a2a10.TaskStatus{State: a2a10.TaskState_TASK_STATE_WORKING}}
-	addr := scriptedGRPCAgent(t, func(w http.ResponseWriter, method string) {
-		switch method {
+	addr := scriptedGRPCAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
 		case "/lf.a2a.v1.A2AService/GetTask":
 			// Trailers-only.
 			w.Header().Set("Content-Type", "application/grpc")
@@ -554,4 +577,56 @@ func TestBridgeGRPCCallerDeadline(t *testing.T) {
 		t.Fatalf("grpc-status %q (trailer %q), want 4 DEADLINE_EXCEEDED", got, resp.Trailer.Get("Grpc-Status"))
 	}
 	e.wantCounter(t, "upstream_errors_total", map[string]string{"agent": agentName, "reason": "timeout"}, 1)
+}
+
+// TestBridgeGRPCStreamIdle: a bridged stream the agent falls silent on
+// ends like an unbridged one, across gRPC either way: with the timeout in
+// the caller's form, the agent's call or connection released.
+func TestBridgeGRPCStreamIdle(t *testing.T) {
+	idle := withConfig(func(c *config.Config) { c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond) })
+	t.Run("HTTP caller, gRPC agent", func(t *testing.T) {
+		released := make(chan struct{})
+		update := &a2a10.StreamResponse{Payload: &a2a10.StreamResponse_StatusUpdate{StatusUpdate: &a2a10.TaskStatusUpdateEvent{
+			TaskId: "t-1", ContextId: "c-1", Status: &a2a10.TaskStatus{State: a2a10.TaskState_TASK_STATE_WORKING}}}}
+		addr := scriptedGRPCAgent(t, func(w http.ResponseWriter, r *http.Request) {
+			grpcMessages(t, w, update)
+			<-r.Context().Done()
+			close(released)
+		})
+		e := start(t, "http://127.0.0.1:1", idle, withConfig(func(c *config.Config) {
+			c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0", Upstream: addr}
+			c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "GRPC"}}
+		}))
+		st := e.open(t, request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodSubscribe, a2a.V03, `5`, `{"id":"t-1"}`)})
+		if ev, err := a2a.ParseRPCEvent(st.next(t).Data); err != nil || ev.Kind != a2a.EventStatusUpdate {
+			t.Fatalf("first event %+v %v", ev, err)
+		}
+		wantRPCErrorBody(t, st.next(t).Data, a2a.V03, `5`, a2a.ErrUpstreamTimeout)
+		st.wantCleanEnd(t)
+		waitUntil(t, "the agent's call is released", released)
+		eventually(t, "the stream is released", func() bool { return e.gw.OpenStreams() == 0 })
+	})
+	t.Run("gRPC caller, HTTP agent", func(t *testing.T) {
+		released := make(chan struct{})
+		u := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+			sseHeader(w)
+			writeFlush(w, `data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"}}}}`+"\n\n")
+			holdOpen(u, r, released)
+		})
+		e := start(t, u.url, idle, withConfig(func(c *config.Config) {
+			c.Agents[0].GRPC = &config.AgentGRPC{Listen: "127.0.0.1:0"}
+			c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+		}))
+		sub, err := a2a03.NewA2AServiceClient(grpcFront(t, e.gw)).TaskSubscription(callCtx(t), &a2a03.TaskSubscriptionRequest{Name: "tasks/t-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := recvAll(sub)
+		if len(got) != 1 || got[0].GetStatusUpdate().GetTaskId() != "t-1" {
+			t.Fatalf("events %v", got)
+		}
+		wantStatus(t, "silent stream", err, codes.DeadlineExceeded)
+		waitUntil(t, "the agent's connection is released", released)
+		eventually(t, "the stream is released", func() bool { return e.gw.OpenStreams() == 0 })
+	})
 }

@@ -37,8 +37,8 @@ func encodeCall(v a2a.Version, m a2a.Method, params any) ([]byte, error) {
 
 // openGRPCCall sends one call of the gateway's own, the request message
 // msg of m in version v, to a's gRPC service, its a2a-version metadata
-// saying v (setGRPCVersion). A trailers-only error
-// answer is returned as the agent's error, with its code.
+// saying v (setGRPCVersion). A trailers-only error answer is returned as
+// the agent's error, with its code.
 func (g *Gateway) openGRPCCall(ctx context.Context, a *Agent, v a2a.Version, m a2a.Method, msg []byte) (*http.Response, error) {
 	path, ok := grpcwire.Path(v, m)
 	if !ok {
