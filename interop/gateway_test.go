@@ -36,23 +36,33 @@ var (
 	bob   = principal{tenant: "globex", subject: "bob"}
 )
 
-// upstream is one agent behind the gateway.
+// upstream is one agent behind the gateway, mounted with a bridge: the
+// agent speaks one form, and the gateway offers it in every form.
 type upstream struct {
 	Name        string
 	URL         string
 	JSONRPCPath string
 	RESTPath    string
-	// GRPC is the agent's gRPC host:port; GRPCListen the gateway's gRPC
-	// listener for it, chosen when the gateway starts.
+	// GRPC is the agent's gRPC host:port, when it speaks gRPC; GRPCListen
+	// the gateway's gRPC listener for the mount, chosen when the gateway
+	// starts (every mount has one, for the gRPC forms it offers).
 	GRPC       string
 	GRPCListen string
+	// Agent is the agent's one form, Offer every form the gateway serves
+	// in front of it, as the bridge section spells them.
+	Agent bridgeInterface
+	Offer []bridgeInterface
 }
 
+// bridgeInterface is one form as a bridge section spells it.
+type bridgeInterface struct{ Version, Binding string }
+
 // gatewayConfig is the configuration the suite runs the gateway with:
-// loopback only (every agent also on a gRPC listener of its own, h2c, to
-// the agent's gRPC service), bearer tokens from the development issuer, the embedded
-// store, deduplication on (the default), both tenants allowed on every
-// agent, and the push relay on. The relay signs notifications with the
+// loopback only (every agent also on a gRPC listener of its own, h2c, and a
+// gRPC agent's calls to its gRPC service), every agent with a bridge
+// section (its one form, every form offered), bearer tokens from the
+// development issuer, the embedded store, deduplication on (the default),
+// both tenants allowed on every agent, and the push relay on. The relay signs notifications with the
 // suite's own key and may call webhooks on loopback for the first tenant
 // only (its allowlist); a failed delivery is retried within the case's
 // time.
@@ -90,7 +100,15 @@ agents:
 {{- end}}
     grpc:
       listen: "{{.GRPCListen}}"
+{{- if .GRPC}}
       upstream: "{{.GRPC}}"
+{{- end}}
+    bridge:
+      agent: {version: "{{.Agent.Version}}", binding: "{{.Agent.Binding}}"}
+      offer:
+{{- range .Offer}}
+        - {version: "{{.Version}}", binding: "{{.Binding}}"}
+{{- end}}
     policy:
       tenants: [{{$tenants}}]
 {{- end}}

@@ -16,9 +16,6 @@ import (
 	"github.com/a2a-gateway/a2a-gateway/interop/internal/report"
 )
 
-// jsBinding is how js/client.mjs spells a binding.
-var jsBinding = map[string]string{jsonRPC: "JSONRPC", httpJSON: "HTTP+JSON", grpcName: "GRPC"}
-
 // clientRun is one client runner's invocation against one agent.
 type clientRun struct {
 	base        string // the agent on the gateway
@@ -30,7 +27,8 @@ type clientRun struct {
 	cases       []report.Case
 }
 
-// runJSClient runs js/client.mjs for one pair and returns its outcomes.
+// runJSClient runs js/client.mjs for one pair and returns its outcomes; its
+// log is the pair's own, since pairs run in parallel.
 func runJSClient(ctx context.Context, dir string, p report.Pair, r clientRun, perCase time.Duration) ([]goclient.Outcome, error) {
 	names := make([]string, len(r.cases))
 	for i, c := range r.cases {
@@ -40,15 +38,15 @@ func runJSClient(ctx context.Context, dir string, p report.Pair, r clientRun, pe
 	defer cancel()
 	cmd := exec.Command("node", "js/client.mjs",
 		"--base", r.base,
-		"--binding", jsBinding[p.Binding],
-		"--version", p.Protocol,
+		"--binding", cardBinding[p.Client.Form.Binding],
+		"--version", p.Client.Form.Protocol,
 		"--grpc-address", r.grpcAddress,
 		"--agent-probe", r.agentProbe,
 		"--webhook", r.webhook,
 		"--cases", strings.Join(names, ","),
 	)
 	cmd.Env = append(os.Environ(), "INTEROP_TOKEN="+r.token, "INTEROP_OTHER_TOKEN="+r.otherToken)
-	logPath := filepath.Join(dir, "js-client.log")
+	logPath := filepath.Join(dir, "client-"+p.Client.ID+"-"+p.Agent.ID+".log")
 	out, err := proc.Run(ctx, "js client", cmd, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, proc.Tail(logPath, 20))

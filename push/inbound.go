@@ -204,8 +204,9 @@ func (s *Subscriber) take(ctx context.Context, ref store.TaskRef, ev a2a.Event, 
 		// No config left: nobody waits for the task's events.
 		return err
 	}
-	v := configs[0].Version
-	_, _, err = s.read(ctx, ref, v, taskParams(s.agents[ref.Agent], v, configs[0].Tenant, ref.TaskID), arrived)
+	a := s.agents[ref.Agent]
+	v := a.askIn(configs[0].Version)
+	_, _, err = s.read(ctx, ref, v, taskParams(a, v, configs[0].Tenant, ref.TaskID), arrived)
 	return err
 }
 

@@ -101,6 +101,13 @@ type SourceMetrics interface {
 type SourceAgent struct {
 	Name string
 	Mode SourceMode
+	// Version, when set, is the version the agent is asked in whatever
+	// version its tasks' consumers registered in: a bridged agent's own.
+	// Asked in another, the gateway would read each task through the
+	// bridge, which drops the members the other version lacks, and the
+	// task would look changed on every read. The relay renders every
+	// event in each consumer's version anyway.
+	Version a2a.Version
 	// TenantRouting sends the task owner's tenant with every 1.0 call.
 	TenantRouting bool
 	// LeaseTTL is the subscription lease, renewed every third of it.
@@ -413,7 +420,7 @@ func (f *follower) load(ctx context.Context) bool {
 			return false
 		}
 		if err == nil {
-			f.v, f.tenant = configs[0].Version, configs[0].Tenant
+			f.v, f.tenant = f.a.askIn(configs[0].Version), configs[0].Tenant
 			err = f.recordHolder(ctx)
 		}
 		if err == nil {
@@ -456,6 +463,15 @@ func (f *follower) mode(ctx context.Context) SourceMode {
 		return SourceStream
 	}
 	return sourcePoll
+}
+
+// askIn is the version to ask the agent in about a task whose consumers
+// registered in v.
+func (a SourceAgent) askIn(v a2a.Version) a2a.Version {
+	if a.Version != 0 {
+		return a.Version
+	}
+	return v
 }
 
 // params are the params of every call about the task.

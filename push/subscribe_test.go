@@ -69,6 +69,13 @@ func newReplica(t *testing.T, st store.Store, agentURL, holder string, lease tim
 // newReplicaWith is newReplica with the relay enqueueing to q.
 func newReplicaWith(t *testing.T, st store.Store, agentURL, holder string, lease time.Duration, q push.Enqueuer) *replica {
 	t.Helper()
+	return newReplicaAsking(t, st, agentURL, holder, lease, q, 0)
+}
+
+// newReplicaAsking is newReplicaWith whose subscriber asks the agent in
+// version v (0: each task's consumers' version).
+func newReplicaAsking(t *testing.T, st store.Store, agentURL, holder string, lease time.Duration, q push.Enqueuer, v a2a.Version) *replica {
+	t.Helper()
 	cfg := &config.Config{Agents: []config.Agent{{Name: agentName, URL: agentURL}}}
 	cfg.ApplyDefaults()
 	m := metrics.New(prometheus.NewRegistry())
@@ -96,7 +103,7 @@ func newReplicaWith(t *testing.T, st store.Store, agentURL, holder string, lease
 			return push.Capabilities{Streaming: true}, nil
 		},
 		Agents: []push.SourceAgent{{
-			Name: agentName, Mode: push.SourceAuto, LeaseTTL: lease, MaxBackoff: 100 * time.Millisecond,
+			Name: agentName, Mode: push.SourceAuto, Version: v, LeaseTTL: lease, MaxBackoff: 100 * time.Millisecond,
 			MaxStreamFailures: 3, PollInterval: 50 * time.Millisecond, ReconcileInterval: time.Minute,
 		}},
 		InboundURL: "http://127.0.0.1:1/push/inbound", Holder: holder, ScanInterval: 50 * time.Millisecond,
@@ -328,4 +335,50 @@ func TestSubscriberLetsGoWithoutConfigs(t *testing.T) {
 		refs, err := st.PushConfigs().Watched(context.Background(), 10)
 		return err == nil && len(refs) == 0
 	})
+}
+
+// TestSubscriberAsksInTheAgentsVersion: the subscriber asks an agent about
+// a task in the version its consumers registered in, unless the agent has a
+// version of its own (a bridged agent's), which it is then always asked in.
+func TestSubscriberAsksInTheAgentsVersion(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		agent, asked a2a.Version
+	}{
+		{"the consumers' version", 0, a2a.V03},
+		{"a bridged agent's own version", a2a.V10, a2a.V10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := store.NewMemory(store.Options{})
+			t.Cleanup(func() { _ = st.Close() })
+			agent, url := demo(t, demoagent.Options{StepDelay: 10 * time.Millisecond})
+			r := newReplicaAsking(t, st, url, "replica", time.Second, discardQueue{}, tt.agent)
+			task := watchTask(t, st, r.px, "parts 3 50ms")
+			// The task's consumer registered in 0.3.
+			c := store.PushConfig{Agent: agentName, TaskID: task, ID: "c1", Tenant: "acme", Version: a2a.V03, URL: "https://hooks.example/a2a"}
+			if _, err := st.PushConfigs().Put(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			agent.ResetRequests()
+			r.run(t)
+			// The subscriber lets go of the task once it ended.
+			waitFor(t, "the task out of the watched index", func() bool {
+				refs, err := st.PushConfigs().Watched(context.Background(), 10)
+				return err == nil && len(refs) == 0
+			})
+			asked := 0
+			for _, req := range agent.Requests() {
+				if req.Op.TaskID != task {
+					continue
+				}
+				asked++
+				if req.Op.Version != tt.asked {
+					t.Errorf("%s asked in %s, want %s", req.Op.Method, req.Op.Version, tt.asked)
+				}
+			}
+			if asked == 0 {
+				t.Fatal("the agent was never asked about the task")
+			}
+		})
+	}
 }

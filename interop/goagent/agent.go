@@ -1,8 +1,8 @@
 // Package goagent is the interop suite's agent built with
 // github.com/a2aproject/a2a-go: its default request handler served over
-// JSON-RPC and gRPC (A2A 0.3, the only version that SDK speaks), with the
-// SDK's HTTP push sender, plus an out-of-band probe under /interop/ that the
-// cases read.
+// one binding, JSON-RPC or gRPC (A2A 0.3, the only version that SDK
+// speaks), with the SDK's HTTP push sender, plus an out-of-band probe under
+// /interop/ that the cases read.
 package goagent
 
 import (
@@ -25,16 +25,20 @@ const JSONRPCPath = "/jsonrpc"
 
 const pushTimeout = 5 * time.Second
 
-// Agent is the agent's two servers, sharing one request handler: HTTP
-// (JSON-RPC, the card, the probe) and gRPC (the a2a.v1 service).
+// Agent is the agent's servers: HTTP (the card, the probe, and JSON-RPC
+// when that is its binding) and, when its binding is gRPC, a gRPC server
+// (the a2a.v1 service).
 type Agent struct {
 	HTTP http.Handler
+	// GRPC is nil for an agent over JSON-RPC.
 	GRPC *grpc.Server
 }
 
-// New returns the agent for the given base URL and gRPC host:port, which
-// its card advertises.
-func New(baseURL, grpcAddress string, log *slog.Logger) *Agent {
+// New returns the agent serving one binding, JSON-RPC or gRPC, and
+// advertising only it: at the given base URL, or at the gRPC host:port.
+// It serves one interface so that the gateway in front of it bridges every
+// other.
+func New(baseURL string, transport a2a.TransportProtocol, grpcAddress string, log *slog.Logger) *Agent {
 	st := newState()
 	handler := a2asrv.NewHandler(
 		&executor{st: st},
@@ -46,32 +50,34 @@ func New(baseURL, grpcAddress string, log *slog.Logger) *Agent {
 		),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("POST "+JSONRPCPath, a2asrv.NewJSONRPCHandler(handler))
-	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card(baseURL, grpcAddress)))
+	agent := &Agent{HTTP: mux}
+	url := grpcAddress
+	if transport == a2a.TransportProtocolGRPC {
+		agent.GRPC = grpc.NewServer()
+		a2agrpc.NewHandler(handler).RegisterWith(agent.GRPC)
+	} else {
+		url = strings.TrimRight(baseURL, "/") + JSONRPCPath
+		mux.Handle("POST "+JSONRPCPath, a2asrv.NewJSONRPCHandler(handler))
+	}
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card(url, transport)))
 	st.mount(mux)
-	grpcServer := grpc.NewServer()
-	a2agrpc.NewHandler(handler).RegisterWith(grpcServer)
-	return &Agent{HTTP: mux, GRPC: grpcServer}
+	return agent
 }
 
-// card lists the gRPC interface by its bare host:port, which the SDKs dial
-// as is.
-func card(baseURL, grpcAddress string) *a2a.AgentCard {
-	jsonrpc := strings.TrimRight(baseURL, "/") + JSONRPCPath
+// card lists the agent's one interface; a gRPC one by its bare host:port,
+// which the SDKs dial as is.
+func card(url string, transport a2a.TransportProtocol) *a2a.AgentCard {
 	return &a2a.AgentCard{
-		Name:               "interop-go-agent",
-		Description:        "Agent built with a2a-go for the a2a-gateway interoperability suite.",
-		URL:                jsonrpc,
-		PreferredTransport: a2a.TransportProtocolJSONRPC,
-		AdditionalInterfaces: []a2a.AgentInterface{
-			{URL: jsonrpc, Transport: a2a.TransportProtocolJSONRPC},
-			{URL: grpcAddress, Transport: a2a.TransportProtocolGRPC},
-		},
-		ProtocolVersion:    "0.3.0",
-		Version:            "1.0.0",
-		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
-		DefaultInputModes:  []string{"text/plain"},
-		DefaultOutputModes: []string{"text/plain"},
+		Name:                 "interop-go-agent",
+		Description:          "Agent built with a2a-go for the a2a-gateway interoperability suite.",
+		URL:                  url,
+		PreferredTransport:   transport,
+		AdditionalInterfaces: []a2a.AgentInterface{{URL: url, Transport: transport}},
+		ProtocolVersion:      "0.3.0",
+		Version:              "1.0.0",
+		Capabilities:         a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
+		DefaultInputModes:    []string{"text/plain"},
+		DefaultOutputModes:   []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{
 			ID:          "scenarios",
 			Name:        "Scenarios",

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,14 +44,18 @@ func startWith(t *testing.T, transport a2a.TransportProtocol) (*a2aclient.Client
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	agent := New(base, gln.Addr().String(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	agent := New(base, transport, gln.Addr().String(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv := httptest.NewUnstartedServer(agent.HTTP)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	go func() { _ = agent.GRPC.Serve(gln) }()
-	t.Cleanup(agent.GRPC.Stop)
+	if transport == a2a.TransportProtocolGRPC {
+		go func() { _ = agent.GRPC.Serve(gln) }()
+		t.Cleanup(agent.GRPC.Stop)
+	} else {
+		gln.Close()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
@@ -58,8 +63,13 @@ func startWith(t *testing.T, transport a2a.TransportProtocol) (*a2aclient.Client
 	if err != nil {
 		t.Fatal(err)
 	}
-	if card.URL != base+JSONRPCPath || card.PreferredTransport != a2a.TransportProtocolJSONRPC {
-		t.Fatalf("card advertises %s over %s", card.URL, card.PreferredTransport)
+	want := base + JSONRPCPath
+	if transport == a2a.TransportProtocolGRPC {
+		want = gln.Addr().String()
+	}
+	// The agent serves one interface, which its card names alone.
+	if card.URL != want || card.PreferredTransport != transport || len(card.AdditionalInterfaces) != 1 || card.AdditionalInterfaces[0].URL != want {
+		t.Fatalf("card advertises %s over %s, and %v", card.URL, card.PreferredTransport, card.AdditionalInterfaces)
 	}
 	client, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithJSONRPCTransport(&http.Client{}),
@@ -244,5 +254,29 @@ func TestBounded(t *testing.T) {
 	b.remove(maxEntries + 9)
 	if _, ok := b.get(maxEntries + 9); ok || len(b.m) != len(b.order) {
 		t.Errorf("remove left %d keys and %d in order", len(b.m), len(b.order))
+	}
+}
+
+// TestOneBinding: an agent over gRPC serves no JSON-RPC, so the gateway
+// must bridge a JSON-RPC caller to it.
+func TestOneBinding(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	agent := New(base, a2a.TransportProtocolGRPC, "127.0.0.1:1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewUnstartedServer(agent.HTTP)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Post(base+JSONRPCPath, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("JSON-RPC on the gRPC agent answered %s, want 404", resp.Status)
 	}
 }

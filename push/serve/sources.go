@@ -50,8 +50,12 @@ func StartSources(cfg *config.Config, st store.Store, px *proxy.Gateway, p *Rela
 	agents := make([]push.SourceAgent, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
 		ps := a.Push.PushSource
+		var v a2a.Version
+		if pa, ok := px.Agent(a.Name); ok && pa.Bridge != nil {
+			v = pa.Bridge.Agent.Version
+		}
 		agents = append(agents, push.SourceAgent{
-			Name: a.Name, Mode: push.SourceMode(ps.Source), TenantRouting: a.TenantRouting,
+			Name: a.Name, Mode: push.SourceMode(ps.Source), Version: v, TenantRouting: a.TenantRouting,
 			LeaseTTL: ps.LeaseTTL.D(), MaxBackoff: ps.ResubscribeMaxBackoff.D(), MaxStreamFailures: ps.MaxStreamFailures,
 			PollInterval: ps.PollInterval.D(), ReconcileInterval: ps.ReconcileInterval.D(),
 		})

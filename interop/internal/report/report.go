@@ -19,7 +19,8 @@ const (
 	// ExpectedFailure: the case fails because of a known quirk of the SDK
 	// version under test, recorded with its reason.
 	ExpectedFailure Status = "xfail"
-	// NotApplicable: the pair's protocol version has no such operation.
+	// NotApplicable: the pair's protocol versions cannot have the case;
+	// the result's reason says why.
 	NotApplicable Status = "n/a"
 )
 
@@ -95,22 +96,56 @@ type SDK struct {
 
 func (s SDK) String() string { return s.Name + " " + s.Version }
 
-// Pair is one client talking to one agent through the gateway.
+// Form is one protocol version over one binding, as the table spells
+// them: Binding "JSON-RPC", "HTTP+JSON" or "gRPC", Protocol "1.0" or "0.3".
+type Form struct {
+	Binding  string
+	Protocol string
+}
+
+func (f Form) String() string { return f.Protocol + " " + f.Binding }
+
+// Peer is an SDK speaking one form: a client, or an agent that serves only
+// that form.
+type Peer struct {
+	SDK  SDK
+	Form Form
+	// ID names the peer in filters and, for an agent, its mount on the
+	// gateway: letters, digits and '-'.
+	ID string
+}
+
+// Label is the peer as the table names it: the SDK without its version
+// (the table states the versions once) and the form.
+func (p Peer) Label() string { return p.SDK.Name + " " + p.Form.String() }
+
+// Pair is one client talking to one agent through the gateway; the
+// gateway bridges them when their forms differ.
 type Pair struct {
-	Client   SDK
-	Agent    SDK
-	Binding  string // "JSON-RPC" or "HTTP+JSON"
-	Protocol string // "1.0" or "0.3"
+	Client Peer
+	Agent  Peer
 }
 
 func (p Pair) String() string {
-	return fmt.Sprintf("%s -> %s, %s, A2A %s", p.Client, p.Agent, p.Binding, p.Protocol)
+	return fmt.Sprintf("%s (%s) -> %s (%s)", p.Client.SDK, p.Client.Form, p.Agent.SDK, p.Agent.Form)
 }
 
-// Applies reports whether the pair's protocol version has the case's
-// operation: ListTasks exists only in 1.0.
-func (p Pair) Applies(c Case) bool {
-	return c != List || p.Protocol == "1.0"
+// Bridged reports whether the gateway translates between the pair's forms.
+func (p Pair) Bridged() bool { return p.Client.Form != p.Agent.Form }
+
+// Inapplicable says why the pair cannot have the case, or "" when it can:
+// ListTasks exists only in 1.0, so the client and the agent must both
+// speak 1.0.
+func (p Pair) Inapplicable(c Case) string {
+	switch {
+	case c != List:
+		return ""
+	case p.Client.Form.Protocol != "1.0":
+		return "A2A 0.3 has no ListTasks"
+	case p.Agent.Form.Protocol != "1.0":
+		return "the agent speaks A2A 0.3, which has no ListTasks for a 1.0 ListTasks to be bridged to"
+	}
+	return ""
 }
 
 // Result is one case's outcome for one pair, after marks are applied.
@@ -120,8 +155,8 @@ type Result struct {
 	Status Status
 	// Detail is what the runner saw.
 	Detail string
-	// Reason explains an expected failure, and for a failure caused by a
-	// stale mark, what to change.
+	// Reason explains an expected failure or why the case does not apply,
+	// and for a failure caused by a stale mark, what to change.
 	Reason string
 }
 
@@ -137,16 +172,22 @@ type Mark struct {
 	Match string
 }
 
-// Rule attaches a mark to the cases it matches; empty fields match any value.
+// Rule attaches a mark to the cases it matches; empty fields match any
+// value. Binding and Protocol are the client's form, AgentBinding and
+// AgentProtocol the agent's.
 type Rule struct {
-	Client, Agent, Binding, Protocol string
-	Case                             Case
-	Mark                             Mark
+	Client, Agent               string
+	Binding, Protocol           string
+	AgentBinding, AgentProtocol string
+	Case                        Case
+	Mark                        Mark
 }
 
 func (r Rule) matches(p Pair, c Case) bool {
 	eq := func(rule, v string) bool { return rule == "" || strings.EqualFold(rule, v) }
-	return r.Case == c && eq(r.Client, p.Client.Name) && eq(r.Agent, p.Agent.Name) && eq(r.Binding, p.Binding) && eq(r.Protocol, p.Protocol)
+	return r.Case == c && eq(r.Client, p.Client.SDK.Name) && eq(r.Agent, p.Agent.SDK.Name) &&
+		eq(r.Binding, p.Client.Form.Binding) && eq(r.Protocol, p.Client.Form.Protocol) &&
+		eq(r.AgentBinding, p.Agent.Form.Binding) && eq(r.AgentProtocol, p.Agent.Form.Protocol)
 }
 
 // Lookup returns the first rule's mark matching the pair and case.

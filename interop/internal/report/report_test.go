@@ -7,16 +7,22 @@ import (
 )
 
 var (
-	js     = SDK{Name: "@a2a-js/sdk", Version: "1.3.0"}
-	gosdk  = SDK{Name: "a2a-go", Version: "v0.3.3"}
-	pairJS = Pair{Client: js, Agent: js, Binding: "JSON-RPC", Protocol: "1.0"}
-	pairGo = Pair{Client: gosdk, Agent: gosdk, Binding: "JSON-RPC", Protocol: "0.3"}
+	js       = SDK{Name: "@a2a-js/sdk", Version: "1.3.0"}
+	gosdk    = SDK{Name: "a2a-go", Version: "v0.3.3"}
+	js10     = Peer{SDK: js, Form: Form{Binding: "JSON-RPC", Protocol: "1.0"}, ID: "js10-jsonrpc"}
+	js03     = Peer{SDK: js, Form: Form{Binding: "gRPC", Protocol: "0.3"}, ID: "js03-grpc"}
+	go03     = Peer{SDK: gosdk, Form: Form{Binding: "JSON-RPC", Protocol: "0.3"}, ID: "go03-jsonrpc"}
+	pairJS   = Pair{Client: js10, Agent: js10}
+	pairGo   = Pair{Client: go03, Agent: go03}
+	bridged  = Pair{Client: go03, Agent: js10}
+	bridged2 = Pair{Client: js10, Agent: go03}
 )
 
 var testRules = []Rule{
 	{Agent: "a2a-go", Case: PushConfig, Mark: Mark{Status: ExpectedFailure, Reason: "empty delete answer", Match: "delete: "}},
 	{Agent: "a2a-go", Case: PushRelay, Mark: Mark{Status: ExpectedFailure, Reason: "sender quirk", Match: "webhook: "}},
 	{Client: "@a2a-js/sdk", Protocol: "1.0", Case: Stream, Mark: Mark{Status: ExpectedFailure, Reason: "quirk"}},
+	{Client: "a2a-go", AgentProtocol: "1.0", AgentBinding: "json-rpc", Case: Get, Mark: Mark{Status: ExpectedFailure, Reason: "bridged quirk"}},
 }
 
 func TestClassify(t *testing.T) {
@@ -37,6 +43,9 @@ func TestClassify(t *testing.T) {
 		{"mark without Match covers any failure", pairJS, Stream, Fail, "anything", ExpectedFailure, "quirk"},
 		{"mark scoped to another agent", pairJS, PushConfig, Fail, "delete: EOF", Fail, ""},
 		{"mark scoped to another protocol", pairGo, Stream, Fail, "x", Fail, ""},
+		{"mark scoped to the client's form, not the agent's", bridged2, Stream, Fail, "x", ExpectedFailure, "quirk"},
+		{"mark scoped to the agent's form", bridged, Get, Fail, "x", ExpectedFailure, "bridged quirk"},
+		{"mark scoped to the agent's form, another agent form", pairGo, Get, Fail, "x", Fail, ""},
 		{"another mark of the same pair", pairGo, PushRelay, Fail, "webhook: none", ExpectedFailure, "sender quirk"},
 		{"an outcome that is neither pass nor fail", pairGo, Send, Status("pending"), "x", Fail, ""},
 	}
@@ -68,33 +77,40 @@ func TestParseCase(t *testing.T) {
 	}
 }
 
-func TestApplies(t *testing.T) {
+func TestInapplicable(t *testing.T) {
 	tests := []struct {
 		pair Pair
 		c    Case
-		want bool
+		want string
 	}{
-		{pairJS, List, true},
-		{pairGo, List, false},
-		{pairGo, Send, true},
+		{pairJS, List, ""},
+		{pairGo, List, "A2A 0.3 has no ListTasks"},
+		{bridged, List, "A2A 0.3 has no ListTasks"},
+		{bridged2, List, "the agent speaks A2A 0.3"},
+		{Pair{Client: js10, Agent: js03}, List, "the agent speaks A2A 0.3"},
+		{pairGo, Send, ""},
+		{bridged2, Send, ""},
 	}
 	for _, tt := range tests {
-		if got := tt.pair.Applies(tt.c); got != tt.want {
-			t.Errorf("%s applies to %s: %v, want %v", tt.pair, tt.c, got, tt.want)
+		got := tt.pair.Inapplicable(tt.c)
+		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("%s, %s: %q, want %q", tt.pair, tt.c, got, tt.want)
 		}
 	}
 }
 
 func sampleRun(t *testing.T) ([]Pair, []Result) {
 	t.Helper()
-	pairs := []Pair{pairJS, pairGo}
-	runRules := testRules[:2] // the stream mark would go stale here
+	pairs := []Pair{pairJS, pairGo, bridged}
+	runRules := testRules[:2] // the other marks would go stale here
 	var results []Result
 	for _, p := range pairs {
 		for _, c := range Cases {
 			switch {
-			case !p.Applies(c):
-				results = append(results, Result{Pair: p, Case: c, Status: NotApplicable})
+			case p.Inapplicable(c) != "":
+				results = append(results, Result{Pair: p, Case: c, Status: NotApplicable, Reason: p.Inapplicable(c)})
+			case p == bridged && c == Stream:
+				results = append(results, Classify(p, c, Fail, "no final event", runRules))
 			case p == pairGo && c == PushRelay:
 				results = append(results, Classify(p, c, Fail, "webhook: none", runRules))
 			case p == pairGo && c == PushConfig:
@@ -118,16 +134,23 @@ func TestMarkdown(t *testing.T) {
 	text := string(out)
 	wants := []struct{ what, want string }{
 		{"the header", Header},
-		{"the 1.0 summary row", "| @a2a-js/sdk | 1.3.0 | @a2a-js/sdk | 1.3.0 | JSON-RPC | 1.0 | 15/15 | — |"},
-		{"the 0.3 summary row", "| a2a-go | v0.3.3 | a2a-go | v0.3.3 | JSON-RPC | 0.3 | 11/14 | push config (xfail), push relay (xfail), dedupe (fail) |"},
-		{"the 0.3 matrix row", "| a2a-go | a2a-go | JSON-RPC | 0.3 | ✓ | ✓ | ✓ | ✓ | — | ✓ | ✓ | ✓ | xfail (1) | xfail (2) | ✓ | ✓ | ✓ | ✓ | ✗ |"},
-		{"one note per reason", "1. xfail: empty delete answer\n2. xfail: sender quirk\n"},
-		{"the failure with its pipe escaped", "- a2a-go v0.3.3 -> a2a-go v0.3.3, JSON-RPC, A2A 0.3, dedupe: two tasks \\| one message\n"},
+		{"the SDKs", "SDKs: @a2a-js/sdk 1.3.0, a2a-go v0.3.3."},
+		{"the matrix head", "| client \\ agent | @a2a-js/sdk 1.0 JSON-RPC | a2a-go 0.3 JSON-RPC |\n|---|---|---|\n"},
+		{"the 1.0 client's row", "| @a2a-js/sdk 1.0 JSON-RPC | **15/15** |  |\n"},
+		{"the 0.3 client's row", "| a2a-go 0.3 JSON-RPC | 13/14 ✗ 1 (1) | **11/14** ✗ 1 (1, 2, 3) |\n"},
+		{"the 0.3 pair's cases", "| a2a-go 0.3 JSON-RPC | a2a-go 0.3 JSON-RPC | ✓ | ✓ | ✓ | ✓ | — (1) | ✓ | ✓ | ✓ | xfail (2) | xfail (3) | ✓ | ✓ | ✓ | ✓ | ✗ |"},
+		{"one note per reason", "1. list, n/a: A2A 0.3 has no ListTasks\n2. push config, xfail: empty delete answer\n3. push relay, xfail: sender quirk\n"},
+		{"the failure with its pipe escaped", "- a2a-go v0.3.3 (0.3 JSON-RPC) -> a2a-go v0.3.3 (0.3 JSON-RPC), dedupe: two tasks \\| one message\n"},
+		{"the bridged failure", "- a2a-go v0.3.3 (0.3 JSON-RPC) -> @a2a-js/sdk 1.3.0 (1.0 JSON-RPC), stream: no final event\n"},
 	}
 	for _, w := range wants {
 		if !strings.Contains(text, w.want) {
 			t.Errorf("%s: %q not found in\n%s", w.what, w.want, text)
 		}
+	}
+	summary := string(Summary(pairs, results))
+	if strings.Contains(summary, "## Cases") || !strings.Contains(summary, wants[4].want) || !strings.Contains(summary, "## Failures") {
+		t.Errorf("the summary is not the matrix, notes and failures without the cases:\n%s", summary)
 	}
 }
 
@@ -143,7 +166,7 @@ func TestMarkdownWithoutFailures(t *testing.T) {
 			t.Errorf("%q present in a run that only passed", absent)
 		}
 	}
-	if !strings.Contains(text, "| 15/15 | — |") {
+	if !strings.Contains(text, "| @a2a-js/sdk 1.0 JSON-RPC | **15/15** |\n") {
 		t.Errorf("summary of a fully passing pair missing:\n%s", text)
 	}
 }
