@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -64,17 +65,39 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		}
 		headersLate = time.AfterFunc(wait, func() { cancelCause(context.DeadlineExceeded) })
 	}
+	if s.bridged() {
+		return g.forwardBridged(w, r, s, clientCtx, ctx, headersLate)
+	}
 	if s.Op.Binding == a2a.BindingGRPC {
 		return g.forwardGRPC(w, r, s, clientCtx, ctx, headersLate)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery).String(), bytes.NewReader(s.Body))
+	resp, err := g.roundTrip(r, s, clientCtx, ctx, headersLate, r.Method, s.Agent.upstreamURL(s.relPath, r.URL.RawQuery), s.Body, nil)
 	if err != nil {
-		return fmt.Errorf("build upstream request: %w", err)
+		return err
 	}
-	req.ContentLength = int64(len(s.Body))
+	defer resp.Body.Close()
+	if isEventStream(resp.Header) {
+		return g.relayStream(w, r, s, resp)
+	}
+	return g.relayJSON(w, clientCtx, s, resp)
+}
+
+// roundTrip sends one HTTP request to the agent: the caller's end-to-end
+// headers without its credentials, with the gateway's upstream
+// authorization and forwarding headers, and adjust's changes (nil: none).
+// A failed exchange is mapped by upstreamError.
+func (g *Gateway) roundTrip(r *http.Request, s *Scope, clientCtx, ctx context.Context, headersLate *time.Timer, method string, u *url.URL, body []byte, adjust func(http.Header)) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build upstream request: %w", err)
+	}
+	req.ContentLength = int64(len(body))
 	copyHeaders(req.Header, r.Header)
 	for _, h := range credentialHeaders {
 		req.Header.Del(h)
+	}
+	if adjust != nil {
+		adjust(req.Header)
 	}
 	if s.Agent.upstreamAuth != "" {
 		req.Header.Set("Authorization", s.Agent.upstreamAuth)
@@ -97,13 +120,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		return upstreamError(clientCtx, ctx, err)
+		return nil, upstreamError(clientCtx, ctx, err)
 	}
-	defer resp.Body.Close()
-	if isEventStream(resp.Header) {
-		return g.relayStream(w, r, s, resp)
-	}
-	return g.relayJSON(w, clientCtx, s, resp)
+	return resp, nil
 }
 
 // upstreamError maps a failed exchange: the caller leaving is not an error
@@ -149,13 +168,9 @@ func NotSent(err error) bool {
 // relayJSON reads a bounded non-streaming answer, lets the observers see it
 // before the caller does, and writes it unchanged.
 func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope, resp *http.Response) error {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, g.limits.MaxResponseBytes+1))
+	body, err := g.readAnswerBody(ctx, s, resp)
 	if err != nil {
-		return upstreamError(ctx, ctx, err)
-	}
-	if int64(len(body)) > g.limits.MaxResponseBytes {
-		s.Log().Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
-		return &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
+		return err
 	}
 	if resp.StatusCode >= 300 && s.Op.Binding == a2a.BindingREST {
 		// The agent's details and message may name any task: the caller
@@ -205,6 +220,20 @@ func (g *Gateway) relayJSON(w http.ResponseWriter, ctx context.Context, s *Scope
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
 	return nil
+}
+
+// readAnswerBody reads a non-streaming answer's body, within
+// limits.max_response_bytes.
+func (g *Gateway) readAnswerBody(ctx context.Context, s *Scope, resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, g.limits.MaxResponseBytes+1))
+	if err != nil {
+		return nil, upstreamError(ctx, ctx, err)
+	}
+	if int64(len(body)) > g.limits.MaxResponseBytes {
+		s.Log().Warn("agent response over the size limit", "limit_bytes", g.limits.MaxResponseBytes)
+		return nil, &upstreamFailure{err: errors.New("response too large"), a2aErr: a2a.ErrInvalidAgentResponse}
+	}
+	return body, nil
 }
 
 // observeParsed hands one parsed event to every observer, then to the

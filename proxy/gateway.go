@@ -207,7 +207,9 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		s.base = g.log
 		s.logAttrs = append(traceAttrs(r), "agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String())
 		g.startSpan(r, s)
-		err = g.handler(rec, r, s)
+		if err = refuseUnoffered(a, s.Op); err == nil {
+			err = g.handler(rec, r, s)
+		}
 	}
 	if s.base == nil {
 		s.base, s.logAttrs = g.log, append(traceAttrs(r), "agent", a.Name)

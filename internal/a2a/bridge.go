@@ -108,4 +108,17 @@ const (
 	objTask
 	objStatusUpdate
 	objArtifactUpdate
+	objStatus
+	objArtifact
+	objPart
+	// objFile is the file of a 0.3 file part (1.0 spells it on the part).
+	objFile
+	// objTaskPushConfig is a TaskPushNotificationConfig: the push config
+	// of a task, as the push config methods take and answer it.
+	objTaskPushConfig
+	// objPushConfig is a 0.3 PushNotificationConfig (a send's push config,
+	// and the config inside a 0.3 TaskPushNotificationConfig); 1.0 spells
+	// it as a TaskPushNotificationConfig.
+	objPushConfig
+	objAuthentication
 )

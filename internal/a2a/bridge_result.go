@@ -11,10 +11,3 @@ package a2a
 func TranslateResult(m Method, result []byte, from, to Form) ([]byte, error) {
 	return nil, ErrNotA2A
 }
-
-// translateObject rewrites one decoded object of kind k (numbers as
-// json.Number) from one dialect to another, in place where it can, and
-// returns it. Members the tables do not know are refused, not passed on.
-func translateObject(k objectKind, o map[string]any, from, to dialect) (map[string]any, error) {
-	return nil, ErrNotA2A
-}

@@ -499,25 +499,11 @@ func ClassifyREST(httpMethod, path string, query url.Values, body []byte, versio
 	if !ok {
 		return op, ErrInvalidRequest.WithMessage("malformed path")
 	}
-	if len(segs) > 0 && segs[0] == "v1" && op.Version == V03 {
-		segs = segs[1:]
-		if len(segs) == 1 && segs[0] == "card" {
-			segs = []string{"extendedAgentCard"}
-		}
-	}
-	route, taskID, cfgID, matched := matchREST(httpMethod, segs)
-	if !matched && len(segs) > 1 && op.Version == V10 {
-		// 1.0 allows every path under /{tenant}/.
-		route, taskID, cfgID, matched = matchREST(httpMethod, segs[1:])
-		if matched {
-			op.Tenant = segs[0]
-		}
-	}
+	line, matched := matchRESTLine(httpMethod, segs, op.Version)
 	if !matched {
 		return op, ErrMethodNotFound.WithMessage("no A2A operation at " + httpMethod + " " + quoteClip(path))
 	}
-	op.Method = route.method
-	op.TaskID, op.PushConfigID = taskID, cfgID
+	op.Method, op.Tenant, op.TaskID, op.PushConfigID = line.method, line.tenant, line.taskID, line.configID
 	for _, s := range []string{op.Tenant, op.TaskID, op.PushConfigID} {
 		if e := checkID(s, "an id in the path"); e != nil {
 			return op, e
@@ -572,6 +558,44 @@ func RESTPathVersion(path string, v Version, explicit bool) Version {
 		return V03
 	}
 	return V10
+}
+
+// restLine is what an HTTP+JSON request line names.
+type restLine struct {
+	method                   Method
+	tenant, taskID, configID string
+}
+
+// matchRESTLine reads the unescaped segments of a path in version v: 0.3
+// puts the routes under /v1/ and names the extended card /v1/card; 1.0
+// allows every route under /{tenant}/.
+func matchRESTLine(httpMethod string, segs []string, v Version) (restLine, bool) {
+	if len(segs) > 0 && segs[0] == "v1" && v == V03 {
+		segs = segs[1:]
+		if len(segs) == 1 && segs[0] == "card" {
+			segs = []string{"extendedAgentCard"}
+		}
+	}
+	route, taskID, cfgID, matched := matchREST(httpMethod, segs)
+	tenant := ""
+	if !matched && len(segs) > 1 && v == V10 {
+		route, taskID, cfgID, matched = matchREST(httpMethod, segs[1:])
+		tenant = segs[0]
+	}
+	return restLine{route.method, tenant, taskID, cfgID}, matched
+}
+
+// readRESTLine reads an escaped path as ClassifyREST does for a caller
+// that named version v.
+func readRESTLine(httpMethod, path string, v Version) (restLine, bool) {
+	if RESTPathVersion(path, v, true) != v {
+		return restLine{}, false
+	}
+	segs, ok := splitPath(path)
+	if !ok {
+		return restLine{}, false
+	}
+	return matchRESTLine(httpMethod, segs, v)
 }
 
 func matchREST(httpMethod string, segs []string) (r restRoute, taskID, cfgID string, ok bool) {
