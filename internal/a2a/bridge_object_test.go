@@ -47,21 +47,21 @@ func mustTranslate(t *testing.T, k objectKind, s string, from, to dialect) []byt
 // The same objects in each dialect, written from the specifications.
 // Every member is one both sides have, so each translates to the other.
 var (
-	message10 = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_USER",
+	brMessage10 = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_USER",
 		"parts":[{"text":"hi","metadata":{"n":1}},{"raw":"AAEC","filename":"a.bin","mediaType":"application/octet-stream"},
 		{"url":"https://files.example.com/a.pdf","filename":"a.pdf","mediaType":"application/pdf"},{"data":{"k":[1,2.50,"x"]}}],
 		"metadata":{"big":12345678901234567890},"extensions":["https://ext.example.com/x"],"referenceTaskIds":["task-0"]}`
-	message03 = `{"kind":"message","messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"user",
+	brMessage03 = `{"kind":"message","messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"user",
 		"parts":[{"kind":"text","text":"hi","metadata":{"n":1}},{"kind":"file","file":{"bytes":"AAEC","name":"a.bin","mimeType":"application/octet-stream"}},
 		{"kind":"file","file":{"uri":"https://files.example.com/a.pdf","name":"a.pdf","mimeType":"application/pdf"}},{"kind":"data","data":{"k":[1,2.50,"x"]}}],
 		"metadata":{"big":12345678901234567890},"extensions":["https://ext.example.com/x"],"referenceTaskIds":["task-0"]}`
 	// 0.3 protobuf JSON has no referenceTaskIds, part metadata or file
 	// names.
-	message10ForProto = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_AGENT",
+	brMessage10ForProto = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_AGENT",
 		"parts":[{"text":"hi"},{"raw":"AAEC","mediaType":"application/octet-stream"},
 		{"url":"https://files.example.com/a.pdf","mediaType":"application/pdf"},{"data":{"k":[1,2.50,"x"]}}],
 		"metadata":{"big":12345678901234567890},"extensions":["https://ext.example.com/x"]}`
-	message03Proto = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_AGENT",
+	brMessage03Proto = `{"messageId":"m-1","contextId":"ctx-1","taskId":"task-1","role":"ROLE_AGENT",
 		"content":[{"text":"hi"},{"file":{"fileWithBytes":"AAEC","mimeType":"application/octet-stream"}},
 		{"file":{"fileWithUri":"https://files.example.com/a.pdf","mimeType":"application/pdf"}},{"data":{"data":{"k":[1,2.50,"x"]}}}],
 		"metadata":{"big":12345678901234567890},"extensions":["https://ext.example.com/x"]}`
@@ -73,8 +73,8 @@ func TestTranslateMessage(t *testing.T) {
 		a, b     string
 		from, to dialect
 	}{
-		{"1.0 and 0.3 JSON-RPC", message10, message03, dialect10, dialect03},
-		{"1.0 and 0.3 protobuf JSON", message10ForProto, message03Proto, dialect10, dialect03Proto},
+		{"1.0 and 0.3 JSON-RPC", brMessage10, brMessage03, dialect10, dialect03},
+		{"1.0 and 0.3 protobuf JSON", brMessage10ForProto, brMessage03Proto, dialect10, dialect03Proto},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestTranslateMessage(t *testing.T) {
 
 // Numbers reach the other side as they were written.
 func TestTranslateKeepsNumbers(t *testing.T) {
-	got := mustTranslate(t, objMessage, message10, dialect10, dialect03)
+	got := mustTranslate(t, objMessage, brMessage10, dialect10, dialect03)
 	for _, n := range []string{"12345678901234567890", "2.50"} {
 		if !strings.Contains(string(got), n) {
 			t.Errorf("%s lost %s", got, n)

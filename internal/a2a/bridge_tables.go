@@ -193,6 +193,10 @@ var resultMembers = [...]struct {
 	{objArtifactUpdate, [3]string{"artifactUpdate", "", "artifactUpdate"}},
 }
 
+// protoMessageAlias is the proto name of the 0.3 message member, which
+// 0.3 protobuf JSON readers accept beside its json_name "message".
+const protoMessageAlias = "msg"
+
 // The members of the push config list answer: 1.0 and 0.3 protobuf JSON
 // {configs, nextPageToken}; 0.3 JSON-RPC a bare list.
 var (
