@@ -201,6 +201,8 @@ func TestEvaluateBridge(t *testing.T) {
 			new(false), 0.8, []string{"0.80x"}},
 		{"twin answered wrongly", []TargetResult{jwt, row(TargetJWTRedisDedupe, 8000, 100, 1), row(TargetBridge, 9000, 110, 0)},
 			new(false), 1.1, nil},
+		{"without gw-jwt-redis, as -bridge runs", []TargetResult{row(TargetJWTRedisDedupe, 8000, 100, 0), row(TargetBridge, 7500, 110, 0)},
+			new(true), 1.1, []string{"1.10x (110 / 100 µs)"}},
 		{"without the twin", []TargetResult{jwt, row(TargetBridge, 7000, 125, 0)}, nil, 0, nil},
 		{"without the bridged row", []TargetResult{jwt, row(TargetJWTRedisDedupe, 8000, 100, 0), {Name: TargetBridge, Skipped: "not among -targets"}}, nil, 0, nil},
 	}
@@ -218,8 +220,8 @@ func TestEvaluateBridge(t *testing.T) {
 				t.Fatalf("bridge verdict %+v, want met %v", got, tt.met)
 			}
 			if got == nil {
-				if r.GatewayRatios.Bridge != nil {
-					t.Fatalf("bridge ratios without a verdict: %+v", r.GatewayRatios.Bridge)
+				if r.Bridge != nil {
+					t.Fatalf("bridge ratios without a verdict: %+v", r.Bridge)
 				}
 				return
 			}

@@ -58,6 +58,9 @@ type Report struct {
 	// GatewayRatios compare the gateway rows with one another; absent when
 	// the rows they need were not measured.
 	GatewayRatios *GatewayRatios `json:"gateway_ratios,omitempty"`
+	// Bridge compares the bridged rows with their unbridged twin; absent
+	// when either was not measured.
+	Bridge *BridgeRatios `json:"bridge,omitempty"`
 	// OpenLoop is the fixed-rate measurement; absent when skipped.
 	OpenLoop *OpenLoopResult `json:"open_loop,omitempty"`
 	Streams  *StreamResult   `json:"streams,omitempty"`
@@ -112,9 +115,6 @@ type GatewayRatios struct {
 	DedupeRequestPathAdded float64 `json:"dedupe_added_request_path_round_trips,omitempty"`
 	DedupeBackgroundAdded  float64 `json:"dedupe_added_background_round_trips,omitempty"`
 	DedupeRowsDiffer       float64 `json:"dedupe_rows_differ_round_trips,omitempty"`
-	// Bridge compares the bridged rows with their unbridged twin, when
-	// both were measured.
-	Bridge *BridgeRatios `json:"bridge,omitempty"`
 }
 
 // BridgeRatios are the bridged rows' gateway CPU per answered request
@@ -174,6 +174,7 @@ func (r *Report) evaluate() {
 		)
 	}
 	r.evaluateGateways()
+	r.evaluateBridge()
 	r.evaluateOpenLoop()
 	if s := r.Streams; s != nil && s.Opened > 0 {
 		v := Verdict{Name: "RSS per idle stream (KiB)", Value: s.RSSPerStreamKiB,
@@ -255,14 +256,13 @@ func (r *Report) evaluateGateways() {
 				Detail: fmt.Sprintf("claims %.2f; %+.2f in the background, where %.2f records are settled", q.DedupeWaited, q.DedupeBackgroundAdded, q.DedupeAfterAnswer)},
 		)
 	}
-	r.evaluateBridge(q)
 	r.GatewayRatios = q
 }
 
 // evaluateBridge compares the bridged rows with the full-policy row they
 // are twins of. A row that answered any request wrongly fails the target:
 // an error can be cheaper than a translated answer.
-func (r *Report) evaluateBridge(q *GatewayRatios) {
+func (r *Report) evaluateBridge() {
 	tr, tu := r.gatewayRow(TargetJWTRedisDedupe)
 	br, bu := r.gatewayRow(TargetBridge)
 	if tr == nil || br == nil || tu.GatewayCPUMicros <= 0 {
@@ -282,7 +282,7 @@ func (r *Report) evaluateBridge(q *GatewayRatios) {
 		v.Detail += fmt.Sprintf("; %d requests answered wrongly", n)
 	}
 	r.Verdicts = append(r.Verdicts, v)
-	q.Bridge = b
+	r.Bridge = b
 }
 
 // formatOps lists round trips per request by op: "pipeline 2.00, evalsha 1.00".
@@ -429,8 +429,7 @@ func (r *Report) writeGatewayTable(b *strings.Builder) {
 		fmt.Fprintf(b, "                           its own: %.2f claims waited for + %.2f records settled after the answer, in shared pipelines\n",
 			q.DedupeWaited, q.DedupeAfterAnswer)
 	}
-	if q := r.GatewayRatios; q != nil && q.Bridge != nil {
-		x := q.Bridge
+	if x := r.Bridge; x != nil {
 		fmt.Fprintf(b, "\nbridge / gw-jwt-redis-dedupe: gateway CPU per request %.2fx (%.0f / %.0f µs), throughput %.2fx; 0.3 client, 1.0 agent\n",
 			x.CPU, x.CPUMicros, x.TwinCPUMicros, x.Throughput)
 		if x.To03CPU > 0 {
