@@ -594,7 +594,7 @@ func ReadRESTError(v Version, body []byte) (Event, error) {
 func onlyMembers(b []byte, keys []member) error {
 	it := memberIter{b: b, i: skipSpace(b, skipSpace(b, 0)+1)}
 	for {
-		raw, ok := it.next()
+		raw, _, ok := it.next()
 		if !ok {
 			return nil
 		}
@@ -623,31 +623,33 @@ func clipName(s string) string {
 	return s
 }
 
-// memberIter walks the member names of an object checkJSON accepted.
+// memberIter walks the members of an object checkJSON accepted.
 type memberIter struct {
 	b []byte
 	i int
 }
 
-func (it *memberIter) next() (rawName []byte, ok bool) {
+func (it *memberIter) next() (rawName, value []byte, ok bool) {
 	b := it.b
 	if it.i >= len(b) || b[it.i] != '"' {
-		return nil, false
+		return nil, nil, false
 	}
 	keyEnd := stringEnd(b, it.i)
 	if keyEnd < 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	rawName = b[it.i+1 : keyEnd-1]
-	end := valueEnd(b, skipSpace(b, skipSpace(b, keyEnd)+1))
+	start := skipSpace(b, skipSpace(b, keyEnd)+1)
+	end := valueEnd(b, start)
 	if end < 0 {
-		return nil, false
+		return nil, nil, false
 	}
+	value = b[start:end]
 	it.i = skipSpace(b, end)
 	if it.i < len(b) && b[it.i] == ',' {
 		it.i = skipSpace(b, it.i+1)
 	}
-	return rawName, true
+	return rawName, value, true
 }
 
 // elemIter walks the elements of an array checkJSON accepted.

@@ -77,6 +77,9 @@ type bridgeReq struct {
 	names [slots]string
 	// immediate is a send's returnImmediately: 0 unknown, else 1 + value.
 	immediate uint8
+	// configID is the push config's id: the Operation's, or on a create
+	// the config's own (0.3 names it only there).
+	configID string
 }
 
 // read fills r from the caller's request.
@@ -105,6 +108,20 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 			r.vals[slotPush], r.names[slotPush] = cfg, "the push notification config"
 		} else if e := r.readObject(t, sp, params, ""); e != nil {
 			return e
+		}
+	}
+	r.configID = r.op.PushConfigID
+	if r.op.Method == MethodPushConfigSet {
+		if r.vals[slotPush] == nil {
+			return ErrInvalidParams.WithMessage("the push notification config is required")
+		}
+		var id [1][]byte
+		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
+			return ErrInvalidParams.WithMessage("the push notification config must be an object")
+		}
+		var err error
+		if r.configID, err = jsonString(id[0], "id"); err != nil {
+			return ErrInvalidParams.WithMessage("the push notification config's " + err.Error())
 		}
 	}
 	return r.settle(sp)
@@ -316,7 +333,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 // one that says nothing (an empty metadata object, a zero page size, an
 // empty page token).
 func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
-	for s := slot(0); s < slots; s++ {
+	for s := slotTenant; s < slots; s++ {
 		v := r.vals[s]
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
@@ -341,7 +358,7 @@ func (r *bridgeReq) checkIDs() *Error {
 	if op.Method == MethodPushConfigGet && op.PushConfigID == "" && (r.to.Version == V10 || r.to.Binding == BindingREST) {
 		return ErrInvalidParams.WithMessage("the push notification config id is required by A2A " + r.to.Version.String() + " over " + r.to.Binding.CardName() + ", which the agent speaks")
 	}
-	if r.to.Version == V03 && r.to.Binding == BindingGRPC && (strings.Contains(op.TaskID, "/") || strings.Contains(op.PushConfigID, "/")) {
+	if r.to.Version == V03 && r.to.Binding != BindingJSONRPC && (strings.Contains(op.TaskID, "/") || strings.Contains(r.configID, "/")) {
 		return ErrInvalidParams.WithMessage("an id holds a slash, which an A2A 0.3 resource name cannot carry")
 	}
 	return nil
@@ -357,9 +374,12 @@ func (r *bridgeReq) restLine() (string, string, *Error) {
 		tenant = ""
 	}
 	method, path := restRequestLine(op.Method, r.to.Version, tenant, op.TaskID, op.PushConfigID)
-	want := restLine{op.Method, tenant, op.TaskID, op.PushConfigID}
-	if op.Method == MethodPushConfigSet {
-		want.configID = "" // in the body
+	want := restLine{method: op.Method, tenant: tenant}
+	if op.Method.TaskScoped() {
+		want.taskID = op.TaskID
+	}
+	if op.Method == MethodPushConfigGet || op.Method == MethodPushConfigDelete {
+		want.configID = op.PushConfigID
 	}
 	if got, ok := readRESTLine(method, path, r.to.Version); !ok || got != want {
 		return "", "", ErrInvalidParams.WithMessage("the ids of this request cannot be spelled in an A2A " + r.to.Version.String() + " HTTP+JSON path")
@@ -464,17 +484,16 @@ func (w *reqWriter) id(s slot) []byte {
 		if rest {
 			return nil
 		}
-		v = op.PushConfigID
+		v = w.r.configID
 	case slotTaskName:
 		v = "tasks/" + op.TaskID
 	case slotConfigName:
-		if op.PushConfigID == "" {
-			if op.Method == MethodPushConfigSet {
-				return nil
-			}
+		switch {
+		case w.r.configID != "":
+			v = "tasks/" + op.TaskID + "/pushNotificationConfigs/" + w.r.configID
+		case op.Method != MethodPushConfigSet:
+			// A 0.3 get of the task's single config names the task.
 			v = "tasks/" + op.TaskID
-		} else {
-			v = "tasks/" + op.TaskID + "/pushNotificationConfigs/" + op.PushConfigID
 		}
 	case slotContextID:
 		v = op.ContextID
@@ -528,19 +547,9 @@ func (r *bridgeReq) translated(k objectKind, s slot) ([]byte, *Error) {
 	if v == nil || from == to {
 		return v, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	var o map[string]any
-	if err := dec.Decode(&o); err != nil || o == nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " must be an object")
-	}
-	o, err := translateObject(k, o, from, to)
+	out, err := translateJSON(k, v, from, to)
 	if err != nil {
 		return nil, ErrInvalidParams.WithMessage(r.names[s] + ": " + strings.TrimPrefix(err.Error(), ErrNotA2A.Error()+": "))
-	}
-	out, err := json.Marshal(o)
-	if err != nil {
-		return nil, ErrInvalidParams.WithMessage(r.names[s] + " could not be written")
 	}
 	return out, nil
 }

@@ -36,10 +36,9 @@ func spellingOf(f Form) spelling {
 type slot uint8
 
 const (
-	slotNone slot = iota
 	// The ids: read by the classifier into the Operation (and checked
 	// there), so they are taken from it and written from it.
-	slotTenant
+	slotTenant slot = iota + 1
 	slotTaskID
 	slotConfigID
 	// slotTaskName is a 0.3 resource name of the task, "tasks/{id}";
@@ -88,7 +87,7 @@ var slotKinds = [slots]valueKind{
 	slotMessage: kindObject, slotMetadata: kindObject,
 	slotOutputModes: kindStrings, slotHistoryLength: kindInt,
 	slotReturnImmediately: kindBool, slotBlocking: kindBool,
-	slotPush: kindObject,
+	slotPush:     kindObject,
 	slotPageSize: kindInt, slotPageToken: kindString, slotStatus: kindEnum,
 	slotStatusAfter: kindString, slotIncludeArtifacts: kindBool,
 }

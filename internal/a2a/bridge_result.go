@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 )
 
@@ -30,172 +29,166 @@ func TranslateResult(m Method, result []byte, from, to Form) ([]byte, error) {
 		return result, nil
 	}
 	if m == MethodListTasks {
-		return nil, fmt.Errorf("%w: bridging: %s has no ListTasks", ErrNotA2A, to)
+		return nil, fmt.Errorf("%w: bridging: ListTasks has no 0.3 form", ErrNotA2A)
 	}
 	if err := checkJSON(result); err != nil {
 		return nil, err
 	}
-	v, err := decodeJSON(result)
-	if err != nil {
-		return nil, err
-	}
-	var out any
+	w := bridgeWriter{out: make([]byte, 0, len(result)+len(result)/4), from: fd, to: td}
+	var err error
 	switch m {
 	case MethodSend, MethodStream, MethodSubscribe:
-		out, err = translateEvent(v, m == MethodSend, fd, td)
+		err = w.event(result, m == MethodSend)
 	case MethodGetTask, MethodCancelTask:
-		out, err = translateTop(objTask, v, fd, td)
+		err = w.top(objTask, result)
 	case MethodPushConfigSet, MethodPushConfigGet:
-		out, err = translateTop(objTaskPushConfig, v, fd, td)
+		err = w.top(objTaskPushConfig, result)
 	case MethodPushConfigList:
-		out, err = translateConfigList(v, fd, td)
+		err = w.configList(result)
 	default:
 		return nil, fmt.Errorf("%w: bridging: no answer of %s is known", ErrNotA2A, m)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return marshalResult(out)
+	return w.out, nil
 }
 
-// marshalResult writes a translated answer. Strings were valid UTF-8 and
-// numbers are json.Number, so the answer's values come out as they came
-// in; only HTML characters are not escaped, as the protocol's other
-// writers do not.
-func marshalResult(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotA2A, err)
+// top translates an answer that is one object of kind k.
+func (w *bridgeWriter) top(k objectKind, b []byte) error {
+	if !isObject(b) {
+		return fmt.Errorf("%w: bridging: the answer is not a %s", ErrNotA2A, objectTables[k].name)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return w.object(k, b)
 }
 
-func translateTop(k objectKind, v any, from, to dialect) (any, error) {
-	o, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: bridging: the answer is not a %s", ErrNotA2A, objectTables[k].name)
-	}
-	return translateObject(k, o, from, to)
-}
-
-// translateEvent translates a send answer (only a task or a message) or a
-// stream event.
-func translateEvent(v any, send bool, from, to dialect) (any, error) {
-	o, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: bridging: the answer is not an object", ErrNotA2A)
-	}
-	i, inner, err := readEventObject(o, send, from)
+// event translates a send answer (only a task or a message) or a stream
+// event.
+func (w *bridgeWriter) event(b []byte, send bool) error {
+	i, inner, err := w.readEvent(b, send)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r := &resultMembers[i]
-	tr, err := translateObject(r.kind, inner, from, to)
-	if err != nil {
-		return nil, err
+	if w.to == dialect03 {
+		return w.object(r.kind, inner)
 	}
-	if to == dialect03 {
-		return tr, nil
+	w.out = append(w.out, '{')
+	first := true
+	w.name(&first, r.names[w.to-1])
+	if err := w.object(r.kind, inner); err != nil {
+		return err
 	}
-	return map[string]any{r.names[to-1]: tr}, nil
+	w.out = append(w.out, '}')
+	return nil
 }
 
-// readEventObject finds the object of an event in dialect d and its row
-// in resultMembers.
-func readEventObject(o map[string]any, send bool, d dialect) (int, map[string]any, error) {
+// readEvent finds the object of an event and its row in resultMembers.
+func (w *bridgeWriter) readEvent(b []byte, send bool) (int, []byte, error) {
 	allowed := len(resultMembers)
 	if send {
 		allowed = 2 // a task or a message
 	}
-	if d == dialect03 {
-		kind, _ := o[kindMember].(string)
-		for i, r := range resultMembers[:allowed] {
-			if objectTables[r.kind].kind == kind {
-				return i, o, nil
-			}
-		}
-		return 0, nil, fmt.Errorf("%w: bridging: the answer has no kind the bridge translates", ErrNotA2A)
+	it, err := objectMembers(b)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: bridging: the answer is not an object", ErrNotA2A)
 	}
-	if len(o) == 1 {
-		for name, v := range o {
-			if d == dialect03Proto && name == protoMessageAlias {
-				name = resultMembers[1].names[d-1]
+	if w.from == dialect03 {
+		for {
+			key, v, ok := nextMember(&it)
+			if !ok {
+				return 0, nil, fmt.Errorf("%w: bridging: the answer has no kind", ErrNotA2A)
+			}
+			if string(key) != kindMember {
+				continue
 			}
 			for i, r := range resultMembers[:allowed] {
-				if r.names[d-1] == name {
-					inner, ok := v.(map[string]any)
-					if !ok {
-						break
-					}
-					return i, inner, nil
+				if rawStringIs(v, objectTables[r.kind].kind) {
+					return i, b, nil
 				}
+			}
+			return 0, nil, fmt.Errorf("%w: bridging: the answer has no kind the bridge translates here", ErrNotA2A)
+		}
+	}
+	key, v, ok := nextMember(&it)
+	if _, _, more := it.next(); ok && !more && v[0] == '{' {
+		if w.from == dialect03Proto && string(key) == protoMessageAlias {
+			key = []byte(resultMembers[1].names[w.from-1])
+		}
+		for i, r := range resultMembers[:allowed] {
+			if r.names[w.from-1] == string(key) {
+				return i, v, nil
 			}
 		}
 	}
 	return 0, nil, fmt.Errorf("%w: bridging: the answer needs exactly one object member the bridge translates", ErrNotA2A)
 }
 
-// translateConfigList translates the answer listing a task's push configs.
-func translateConfigList(v any, from, to dialect) (any, error) {
+// configList translates the answer listing a task's push configs: 1.0
+// and 0.3 protobuf JSON {configs, nextPageToken}, 0.3 JSON-RPC a list.
+func (w *bridgeWriter) configList(b []byte) error {
 	const name = "push config list"
-	var list []any
-	var next any
-	ok := true
-	if from == dialect03 {
-		list, ok = v.([]any)
-		ok = ok || v == nil
-	} else {
-		o, isObject := v.(map[string]any)
-		if !isObject {
-			return nil, fmt.Errorf("%w: bridging: the %s is not an object", ErrNotA2A, name)
-		}
-		for k, val := range o {
-			switch k {
-			case listConfigsMember.nameIn(from):
-				list, ok = val.([]any)
-				ok = ok || val == nil
-			case listNextMember.nameIn(from):
-				_, ok = val.(string)
-				ok, next = ok || val == nil, val
-			default:
-				return nil, refusal(name, k, "is not defined in %s", from)
-			}
-			if !ok {
-				return nil, refusal(name, k, "has a value of the wrong type")
-			}
-		}
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: bridging: the %s is not a list", ErrNotA2A, name)
-	}
-	for i, e := range list {
-		tr, err := translateTop(objTaskPushConfig, e, from, to)
+	list, next := b, []byte(nil)
+	if w.from != dialect03 {
+		list = nil
+		it, err := objectMembers(b)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("%w: bridging: the %s is not an object", ErrNotA2A, name)
 		}
-		list[i] = tr
-	}
-	if to == dialect03 {
-		if !isEmptyValue(next) {
-			return nil, refusal(name, listNextMember.nameIn(from), "has no equivalent in %s: %s", to, listNextMember.why)
+		for {
+			key, v, ok := nextMember(&it)
+			if !ok {
+				break
+			}
+			switch {
+			case isNull(v):
+			case string(key) == listConfigsMember.nameIn(w.from) && v[0] == '[':
+				list = v
+			case string(key) == listNextMember.nameIn(w.from) && v[0] == '"':
+				next = v
+			case string(key) == listConfigsMember.nameIn(w.from) || string(key) == listNextMember.nameIn(w.from):
+				return refusal(name, string(key), "has a value of the wrong type")
+			default:
+				return refusal(name, string(key), "is not defined in %s", w.from)
+			}
 		}
-		return nonNil(list), nil
 	}
-	out := map[string]any{listConfigsMember.nameIn(to): nonNil(list)}
-	if !isEmptyValue(next) {
-		out[listNextMember.nameIn(to)] = next
+	if w.to == dialect03 && next != nil && !isEmptyRaw(next) {
+		return refusal(name, listNextMember.nameIn(w.from), "has no equivalent in %s: %s", w.to, listNextMember.why)
 	}
-	return out, nil
-}
-
-// nonNil is list, or an empty list for nil: a list member is written as [].
-func nonNil(list []any) []any {
-	if list == nil {
-		return []any{}
+	first := true
+	if w.to != dialect03 {
+		w.out = append(w.out, '{')
+		w.name(&first, listConfigsMember.nameIn(w.to))
 	}
-	return list
+	w.out = append(w.out, '[')
+	if list != nil && !isNull(list) {
+		if !isArray(list) {
+			return fmt.Errorf("%w: bridging: the %s is not a list", ErrNotA2A, name)
+		}
+		it := elements(list)
+		for n := 0; ; n++ {
+			e := it.next()
+			if e == nil {
+				break
+			}
+			if n > 0 {
+				w.out = append(w.out, ',')
+			}
+			if err := w.top(objTaskPushConfig, e); err != nil {
+				return err
+			}
+		}
+	}
+	w.out = append(w.out, ']')
+	if w.to != dialect03 {
+		if next != nil && !isEmptyRaw(next) {
+			w.name(&first, listNextMember.nameIn(w.to))
+			w.out = append(w.out, next...)
+		}
+		w.out = append(w.out, '}')
+	}
+	return nil
 }
 
 // emptyResult is the answer to a deleted push config in form to, for an

@@ -56,13 +56,10 @@ func wrap(member, object string) string { return `{"` + member + `":` + object +
 // resultCase is one answer in the three dialects: a 1.0 answer and its
 // 0.3 JSON-RPC spelling, and a 1.0 answer and its 0.3 protobuf JSON one.
 type resultCase struct {
-	name       string
-	m          Method
-	a10, a03   string
-	p10, p03   string
-	skipProto  bool
-	skipRPC03  bool
-	onlyEquals bool
+	name     string
+	m        Method
+	a10, a03 string
+	p10, p03 string
 }
 
 func resultCases() []resultCase {
@@ -96,14 +93,13 @@ func TestTranslateResult(t *testing.T) {
 	for _, c := range resultCases() {
 		t.Run(c.name, func(t *testing.T) {
 			pairs := []struct {
-				a, b     string
-				fa, fb   Form
-				protoRow bool
+				a, b   string
+				fa, fb Form
 			}{
-				{c.a10, c.a03, form10, form03, false},
-				{c.a10, c.a03, form10GRPC, form03, false},
-				{c.p10, c.p03, form10REST, form03GRPC, true},
-				{c.p10, c.p03, form10, form03REST, true},
+				{c.a10, c.a03, form10, form03},
+				{c.a10, c.a03, form10GRPC, form03},
+				{c.p10, c.p03, form10REST, form03GRPC},
+				{c.p10, c.p03, form10, form03REST},
 			}
 			for _, p := range pairs {
 				if got := mustResult(t, c.m, p.a, p.fa, p.fb); !sameJSON(t, got, p.b) {
@@ -304,6 +300,7 @@ func TestTranslateResultRefuses(t *testing.T) {
 		{"config name not a resource", MethodPushConfigGet, `{"name":"t/x","pushNotificationConfig":{"url":"https://a"}}`, form03REST, form10, `"name"`},
 		{"config without config", MethodPushConfigGet, `{"taskId":"t"}`, form03, form10, `"pushNotificationConfig"`},
 		{"two schemes to 1.0", MethodPushConfigGet, `{"taskId":"t","pushNotificationConfig":{"url":"https://a","authentication":{"schemes":["Basic","Bearer"]}}}`, form03, form10, `"schemes"`},
+		{"no scheme to 1.0 kept as a list", MethodPushConfigGet, `{"taskId":"t","pushNotificationConfig":{"url":"https://a","authentication":{"schemes":[1]}}}`, form03, form10, `"schemes"`},
 		{"unknown config member", MethodPushConfigGet, `{"taskId":"t","pushNotificationConfig":{"url":"https://a","retries":3}}`, form03, form10, `"retries"`},
 		{"list of another shape", MethodPushConfigList, `{"configs":[],"total":1}`, form10, form03, `"total"`},
 		{"0.3 list not a list", MethodPushConfigList, `{"configs":[]}`, form03, form10, "list"},
@@ -319,5 +316,31 @@ func TestTranslateResultRefuses(t *testing.T) {
 				t.Errorf("error %q does not say %s", err, c.says)
 			}
 		})
+	}
+}
+
+// Protobuf JSON leaves out members holding their zero value; a 0.3
+// JSON-RPC caller gets the members its schema requires.
+func TestTranslateResultFills03(t *testing.T) {
+	// (And an empty 0.3 list of schemes is no scheme in 1.0.)
+	noScheme := `{"taskId":"t","pushNotificationConfig":{"url":"https://a","authentication":{"schemes":[],"credentials":"c"}}}`
+	if got := mustResult(t, MethodPushConfigGet, noScheme, form03, form10); !sameJSON(t, got, `{"url":"https://a","authentication":{"credentials":"c"},"taskId":"t"}`) {
+		t.Errorf("no scheme: %s", got)
+	}
+	cases := []struct {
+		m        Method
+		in, want string
+	}{
+		{MethodStream, `{"statusUpdate":{"status":{}}}`,
+			`{"kind":"status-update","taskId":"","contextId":"","status":{"state":"unknown"},"final":false}`},
+		{MethodStream, `{"artifactUpdate":{"taskId":"t","artifact":{}}}`,
+			`{"kind":"artifact-update","taskId":"t","contextId":"","artifact":{"artifactId":"","parts":[]}}`},
+		{MethodSend, `{"message":{"role":"ROLE_AGENT"}}`, `{"kind":"message","messageId":"","role":"agent","parts":[]}`},
+		{MethodGetTask, `{"status":{"state":"TASK_STATE_COMPLETED"}}`, `{"kind":"task","id":"","contextId":"","status":{"state":"completed"}}`},
+	}
+	for _, c := range cases {
+		if got := mustResult(t, c.m, c.in, form10GRPC, form03); !sameJSON(t, got, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
 	}
 }

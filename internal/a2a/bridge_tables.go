@@ -44,6 +44,9 @@ type memberRow struct {
 	of      objectKind
 	without absence
 	why     string
+	// fill03: 0.3 JSON-RPC requires the member, which protobuf JSON
+	// leaves out when it holds its zero value; written as that value.
+	fill03 bool
 }
 
 // objectTable describes one object.
@@ -64,16 +67,13 @@ func (m *memberRow) nameIn(d dialect) string { return m.names[d-1] }
 
 // Why members are dropped or refused, once each.
 const (
-	whyKind        = "the 0.3 JSON-RPC kind tag; the other forms tell objects apart by where they are"
-	whyFinal       = "1.0 ends a stream by closing it; for a 0.3 caller the bridge derives final from the state"
-	whyReferences  = "0.3 protobuf JSON messages cannot refer to other tasks"
-	whyEnclosing   = "the enclosing request or config carries the task"
-	whyTenant      = "0.3 has no tenants; the gateway routed and authorised the call before"
-	whyPartMeta    = "0.3 protobuf JSON parts have no metadata"
-	whyFilename    = "a display hint; 0.3 protobuf JSON files have no name (content and media type are carried)"
-	whyMediaType   = "a hint; 0.3 text and data parts have no media type"
-	whyNextPage    = "0.3 JSON-RPC lists push configs without paging, so a partial list would pass as whole"
-	whyUnspecified = "0.3 JSON-RPC has no unspecified role"
+	whyFinal      = "1.0 ends a stream by closing it; for a 0.3 caller the bridge derives final from the state"
+	whyReferences = "0.3 protobuf JSON messages cannot refer to other tasks"
+	whyEnclosing  = "the enclosing request or config carries the task"
+	whyTenant     = "0.3 has no tenants; the gateway routed and authorised the call before"
+	whyPartMeta   = "0.3 protobuf JSON parts have no metadata"
+	whyFilename   = "a display hint; 0.3 protobuf JSON files have no name (content and media type are carried)"
+	whyNextPage   = "0.3 JSON-RPC lists push configs without paging, so a partial list would pass as whole"
 )
 
 // The tables, by object kind. Parts and task push configs change shape
@@ -81,48 +81,48 @@ const (
 // translateTaskPushConfig read their rows by hand.
 var objectTables = [...]objectTable{
 	objMessage: {name: "message", kind: "message", members: []memberRow{
-		{names: [3]string{"messageId", "messageId", "messageId"}, value: vString},
+		{names: [3]string{"messageId", "messageId", "messageId"}, value: vString, fill03: true},
 		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString},
 		{names: [3]string{"taskId", "taskId", "taskId"}, value: vString},
 		{names: [3]string{"role", "role", "role"}, value: vRole},
-		{names: [3]string{"parts", "parts", "content"}, value: vObjects, of: objPart},
+		{names: [3]string{"parts", "parts", "content"}, value: vObjects, of: objPart, fill03: true},
 		{names: [3]string{"metadata", "metadata", "metadata"}, value: vStruct},
 		{names: [3]string{"extensions", "extensions", "extensions"}, value: vStrings},
 		{names: [3]string{"referenceTaskIds", "referenceTaskIds", ""}, value: vStrings, without: refused, why: whyReferences},
 	}},
 	objTask: {name: "task", kind: "task", members: []memberRow{
-		{names: [3]string{"id", "id", "id"}, value: vString},
-		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString},
+		{names: [3]string{"id", "id", "id"}, value: vString, fill03: true},
+		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString, fill03: true},
 		{names: [3]string{"status", "status", "status"}, value: vObject, of: objStatus},
 		{names: [3]string{"artifacts", "artifacts", "artifacts"}, value: vObjects, of: objArtifact},
 		{names: [3]string{"history", "history", "history"}, value: vObjects, of: objMessage},
 		{names: [3]string{"metadata", "metadata", "metadata"}, value: vStruct},
 	}},
 	objStatus: {name: "task status", members: []memberRow{
-		{names: [3]string{"state", "state", "state"}, value: vState},
+		{names: [3]string{"state", "state", "state"}, value: vState, fill03: true},
 		{names: [3]string{"message", "message", "message"}, value: vObject, of: objMessage},
 		{names: [3]string{"timestamp", "timestamp", "timestamp"}, value: vTimestamp},
 	}, alias03Proto: map[string]string{"update": "message"}},
 	objStatusUpdate: {name: "status update", kind: "status-update", members: []memberRow{
-		{names: [3]string{"taskId", "taskId", "taskId"}, value: vString},
-		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString},
+		{names: [3]string{"taskId", "taskId", "taskId"}, value: vString, fill03: true},
+		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString, fill03: true},
 		{names: [3]string{"status", "status", "status"}, value: vObject, of: objStatus},
 		finalMember,
 		{names: [3]string{"metadata", "metadata", "metadata"}, value: vStruct},
 	}},
 	objArtifactUpdate: {name: "artifact update", kind: "artifact-update", members: []memberRow{
-		{names: [3]string{"taskId", "taskId", "taskId"}, value: vString},
-		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString},
+		{names: [3]string{"taskId", "taskId", "taskId"}, value: vString, fill03: true},
+		{names: [3]string{"contextId", "contextId", "contextId"}, value: vString, fill03: true},
 		{names: [3]string{"artifact", "artifact", "artifact"}, value: vObject, of: objArtifact},
 		{names: [3]string{"append", "append", "append"}, value: vBool},
 		{names: [3]string{"lastChunk", "lastChunk", "lastChunk"}, value: vBool},
 		{names: [3]string{"metadata", "metadata", "metadata"}, value: vStruct},
 	}},
 	objArtifact: {name: "artifact", members: []memberRow{
-		{names: [3]string{"artifactId", "artifactId", "artifactId"}, value: vString},
+		{names: [3]string{"artifactId", "artifactId", "artifactId"}, value: vString, fill03: true},
 		{names: [3]string{"name", "name", "name"}, value: vString},
 		{names: [3]string{"description", "description", "description"}, value: vString},
-		{names: [3]string{"parts", "parts", "parts"}, value: vObjects, of: objPart},
+		{names: [3]string{"parts", "parts", "parts"}, value: vObjects, of: objPart, fill03: true},
 		{names: [3]string{"metadata", "metadata", "metadata"}, value: vStruct},
 		{names: [3]string{"extensions", "extensions", "extensions"}, value: vStrings},
 	}},
@@ -176,7 +176,7 @@ var (
 )
 
 // finalMember is the 0.3 status update's end-of-stream flag.
-var finalMember = memberRow{names: [3]string{"", "final", "final"}, value: vBool, without: dropped, why: whyFinal}
+var finalMember = memberRow{names: [3]string{"", "final", "final"}, value: vBool, without: dropped, why: whyFinal, fill03: true}
 
 // resultMembers name the object of a unary send answer or a stream event
 // in each dialect: 1.0 and 0.3 protobuf JSON wrap it in a member of

@@ -443,8 +443,12 @@ type restRoute struct {
 	method     Method
 }
 
-// restRoutes is the one table of HTTP+JSON paths (1.0 form; 0.3 puts the
-// same paths under /v1/ and names the extended card /v1/card).
+// restPrefix03 is the segment 0.3 puts every path under.
+const restPrefix03 = "v1"
+
+// restRoutes is the one table of HTTP+JSON paths, which both classifies
+// requests and spells the gateway's own (1.0 form; 0.3 puts the same
+// paths under /v1/, and names the extended card /v1/card).
 var restRoutes = []restRoute{
 	{http.MethodPost, []string{"message:send"}, "", MethodSend},
 	{http.MethodPost, []string{"message:stream"}, "", MethodStream},
@@ -460,21 +464,31 @@ var restRoutes = []restRoute{
 	{http.MethodGet, []string{"extendedAgentCard"}, "", MethodExtendedCard},
 }
 
+// restPatterns03 are the 0.3 paths (below /v1/) that differ from 1.0's;
+// 0.3 callers are also served at the 1.0 one (/v1/extendedAgentCard).
+var restPatterns03 = map[Method][]string{MethodExtendedCard: {"card"}}
+
+// patternIn is r's path pattern in version v.
+func (r *restRoute) patternIn(v Version) []string {
+	if p, ok := restPatterns03[r.method]; ok && v != V10 {
+		return p
+	}
+	return r.pattern
+}
+
 // RESTPath returns the HTTP+JSON path of m for version v, with the task
 // and config ids filled in. Used when the gateway calls an agent itself.
 func RESTPath(m Method, v Version, taskID, configID string) (httpMethod, path string) {
-	if m == MethodExtendedCard && v != V10 {
-		return http.MethodGet, "/v1/card"
-	}
 	for _, r := range restRoutes {
 		if r.method != m {
 			continue
 		}
-		segs := make([]string, 0, len(r.pattern)+1)
+		pattern := r.patternIn(v)
+		segs := make([]string, 0, len(pattern)+1)
 		if v != V10 {
-			segs = append(segs, "v1")
+			segs = append(segs, restPrefix03)
 		}
-		for _, p := range r.pattern {
+		for _, p := range pattern {
 			switch p {
 			case "{id}":
 				p = url.PathEscape(taskID)
@@ -554,7 +568,7 @@ func RESTPathVersion(path string, v Version, explicit bool) Version {
 		return v
 	}
 	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	if s, err := url.PathUnescape(first); err == nil && s == "v1" {
+	if s, err := url.PathUnescape(first); err == nil && s == restPrefix03 {
 		return V03
 	}
 	return V10
@@ -570,10 +584,12 @@ type restLine struct {
 // puts the routes under /v1/ and names the extended card /v1/card; 1.0
 // allows every route under /{tenant}/.
 func matchRESTLine(httpMethod string, segs []string, v Version) (restLine, bool) {
-	if len(segs) > 0 && segs[0] == "v1" && v == V03 {
+	if len(segs) > 0 && segs[0] == restPrefix03 && v == V03 {
 		segs = segs[1:]
-		if len(segs) == 1 && segs[0] == "card" {
-			segs = []string{"extendedAgentCard"}
+		for _, r := range restRoutes {
+			if p, ok := restPatterns03[r.method]; ok && slices.Equal(segs, p) {
+				segs = r.pattern
+			}
 		}
 	}
 	route, taskID, cfgID, matched := matchREST(httpMethod, segs)
@@ -586,9 +602,10 @@ func matchRESTLine(httpMethod string, segs []string, v Version) (restLine, bool)
 }
 
 // readRESTLine reads an escaped path as ClassifyREST does for a caller
-// that named version v.
+// that named version v, and fails where one that did not would read the
+// path as another version's (a 1.0 tenant "v1").
 func readRESTLine(httpMethod, path string, v Version) (restLine, bool) {
-	if RESTPathVersion(path, v, true) != v {
+	if RESTPathVersion(path, v, false) != v {
 		return restLine{}, false
 	}
 	segs, ok := splitPath(path)

@@ -26,23 +26,33 @@ import (
 // for parts, TASK_STATE_* enums, {"file": {"fileWithUri"}}) or the legacy
 // dialect ("type" discriminators, "sessionId").
 
-// Wire spellings of message roles.
-const (
-	roleUser      = "user"
-	roleAgent     = "agent"
-	roleUserEnum  = "ROLE_USER"
-	roleAgentEnum = "ROLE_AGENT"
+// Wire spellings of message roles, from the bridging tables.
+var (
+	roleUser, roleAgent         = roleNames[dialect03-1][1], roleNames[dialect03-1][2]
+	roleUserEnum, roleAgentEnum = roleNames[dialect10-1][1], roleNames[dialect10-1][2]
 )
 
-// The 1.0 StreamResponse members and the 0.3 kind values of each event kind.
-var (
-	streamMembers = map[EventKind]string{
-		EventTask: "task", EventMessage: "message", EventStatusUpdate: "statusUpdate", EventArtifactUpdate: "artifactUpdate",
+// The 1.0 StreamResponse members and the 0.3 kind values of each event
+// kind, as the bridging tables spell them.
+var streamMembers, kindValues = eventSpellings()
+
+// eventObjects are the bridge's objects of the event kinds.
+var eventObjects = map[EventKind]objectKind{
+	EventTask: objTask, EventMessage: objMessage, EventStatusUpdate: objStatusUpdate, EventArtifactUpdate: objArtifactUpdate,
+}
+
+func eventSpellings() (members, kinds map[EventKind]string) {
+	members, kinds = map[EventKind]string{}, map[EventKind]string{}
+	for ek, k := range eventObjects {
+		for _, r := range resultMembers {
+			if r.kind == k {
+				members[ek] = r.names[dialect10-1]
+			}
+		}
+		kinds[ek] = objectTables[k].kind
 	}
-	kindValues = map[EventKind]string{
-		EventTask: "task", EventMessage: "message", EventStatusUpdate: "status-update", EventArtifactUpdate: "artifact-update",
-	}
-)
+	return members, kinds
+}
 
 // ContentType is the media type of a notification body for a consumer of
 // version v: 1.0 asks for application/a2a+json, 0.3 sends JSON.
@@ -209,9 +219,9 @@ func messageToV10(m map[string]any, from Version) {
 	switch r := m["role"].(type) {
 	case string:
 		switch r {
-		case roleUser, "ROLE_USER":
+		case roleUser, roleUserEnum:
 			m["role"] = roleUserEnum
-		case roleAgent, "ROLE_AGENT":
+		case roleAgent, roleAgentEnum:
 			m["role"] = roleAgentEnum
 		}
 	case json.Number:
