@@ -121,9 +121,6 @@ func EventObject(payload []byte, from Version, k EventKind) (map[string]any, err
 }
 
 func decodeJSON(b []byte) (any, error) {
-	if v, ok := fastDecode(b); ok {
-		return v, nil
-	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
