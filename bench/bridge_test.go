@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,48 @@ func TestEvaluateBridge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTranslatedSizeLearnt checks the cheap check of translated answers:
+// the first is checked in full and sets the size every later one must
+// have; the later ones must still echo their request's id.
+func TestTranslatedSizeLearnt(t *testing.T) {
+	w, err := newWire(a2a.V03)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(seq uint64, extra string) []byte {
+		b := w.appendTaskResult(nil, []byte(strconv.FormatUint(seq, 10)), seq, msgRefs{}, w.completed, true)
+		return bytes.Replace(b, []byte(`"artifactId":"answer"`), []byte(`"artifactId":"answer"`+extra), 1)
+	}
+	wk := &loadWorker{}
+	check := func(body []byte, seq uint64) error {
+		wk.resp.Reset()
+		wk.resp.Write(body)
+		return wk.checkTranslated(w, seq, msgRefs{})
+	}
+	if err := check(bytes.Replace(answer(1, ""), []byte(`"kind":"task"`), []byte(`"kind":"tasq"`), 1), 1); err == nil || wk.translatedSize != 0 {
+		t.Fatalf("a wrong first answer: %v, size %d", err, wk.translatedSize)
+	}
+	if err := check(answer(2, `,"name":"a"`), 2); err != nil || wk.translatedSize != ResponseSize+len(`,"name":"a"`) {
+		t.Fatalf("first answer: %v, size %d", err, wk.translatedSize)
+	}
+	for _, tt := range []struct {
+		name string
+		body []byte
+		seq  uint64
+		ok   bool
+	}{
+		{"same size", answer(3, `,"name":"b"`), 3, true},
+		{"other size", answer(4, `,"name":"bb"`), 4, false},
+		{"other id", answer(5, `,"name":"b"`), 6, false},
+		{"full check, other size", answer(fullCheckEvery, `,"name":"bb"`), fullCheckEvery, false},
+		{"full check, wrong content", bytes.Replace(answer(2*fullCheckEvery, `,"name":"b"`), []byte(`"completed"`), []byte(`"submitted"`), 1), 2 * fullCheckEvery, false},
+		{"full check", answer(3*fullCheckEvery, `,"name":"b"`), 3 * fullCheckEvery, true},
+	} {
+		if err := check(tt.body, tt.seq); (err == nil) != tt.ok {
+			t.Fatalf("%s: %v, want ok=%v", tt.name, err, tt.ok)
+		}
 	}
 }

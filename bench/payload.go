@@ -166,20 +166,25 @@ func appendIDOr(dst []byte, id, prefix string, seq uint64) []byte {
 	return strconv.AppendUint(dst, seq, 10)
 }
 
-// checkResult verifies a non-streaming answer: the exact size the upstream
-// writes, the request's id echoed back, and the task and context the
-// request named, if any.
-func checkResult(body []byte, seq uint64, refs msgRefs) error {
-	if len(body) != ResponseSize {
-		return fmt.Errorf("body of %d bytes, want %d", len(body), ResponseSize)
+// checkResult verifies a non-streaming answer: the exact size it must
+// have (ResponseSize, what the upstream writes, when not translated), the
+// request's id echoed back, and the task and context the request named, if
+// any. The upstream writes those ids just after the request id, well
+// inside the first 256 bytes; a translation may move them, so for a
+// translated answer (size not ResponseSize) they are looked for anywhere.
+func checkResult(body []byte, size int, seq uint64, refs msgRefs) error {
+	if len(body) != size {
+		return fmt.Errorf("body of %d bytes, want %d", len(body), size)
 	}
 	var idTag [32]byte
 	tag := append(strconv.AppendUint(append(idTag[:0], `"id":`...), seq, 10), ',')
 	if !bytes.Contains(body[:min(len(body), 64)], tag) {
 		return fmt.Errorf("the answer does not echo the request id")
 	}
-	// The ids sit just after the request id, well inside the first 256 bytes.
-	head := body[:min(len(body), 256)]
+	head := body
+	if size == ResponseSize {
+		head = body[:min(len(body), 256)]
+	}
 	for _, ref := range [...]struct{ member, id string }{{`"id":"`, refs.taskID}, {`"contextId":"`, refs.contextID}} {
 		if ref.id != "" && !containsQuoted(head, ref.member, ref.id) {
 			return fmt.Errorf("the answer is not about the task and context the request named")

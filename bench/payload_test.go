@@ -88,7 +88,7 @@ func TestCheckResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := checkResult(tt.body, tt.seq, tt.refs); (err == nil) != tt.ok {
+			if err := checkResult(tt.body, ResponseSize, tt.seq, tt.refs); (err == nil) != tt.ok {
 				t.Fatalf("checkResult = %v, want ok=%v", err, tt.ok)
 			}
 		})
@@ -158,7 +158,7 @@ func TestUpstreamAnswersAndRefuses(t *testing.T) {
 			if tt.status != http.StatusOK {
 				return
 			}
-			if err := checkResult(got.Bytes(), 3, tt.refs); err != nil {
+			if err := checkResult(got.Bytes(), ResponseSize, 3, tt.refs); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Contains(got.Bytes(), []byte(`"state":"`+tt.state+`"`)) {
