@@ -24,13 +24,26 @@ func TestWireSpeaksEachVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			conv := msgRefs{taskID: "task-1", contextID: "ctx-a"}
+			other := a2a.Form{Version: a2a.V03, Binding: a2a.BindingJSONRPC}
+			if v == a2a.V03 {
+				other.Version = a2a.V10
+			}
 			for _, refs := range []msgRefs{{}, conv} {
-				op, aerr := a2a.ClassifyRPC(w.appendRequest(nil, w.send, "m-", 3, refs), v, w.version != "")
+				req := w.appendRequest(nil, w.send, "m-", 3, refs)
+				op, aerr := a2a.ClassifyRPC(req, v, w.version != "")
 				if aerr != nil {
 					t.Fatalf("request refused: %v", aerr)
 				}
 				if op.Version != v || op.Method != a2a.MethodSend || op.TaskID != refs.taskID || op.ContextID != refs.contextID {
 					t.Fatalf("request read as %v %v task %q context %q", op.Version, op.Method, op.TaskID, op.ContextID)
+				}
+				// The bridged rows measure blocking sends in both versions.
+				up, aerr := a2a.TranslateRequest(op, nil, req, other, op.RPCID)
+				if aerr != nil {
+					t.Fatalf("request not translated to %v: %v", other, aerr)
+				}
+				if blocking := !bytes.Contains(up.Body, []byte(`"returnImmediately":true`)) && (other.Version == a2a.V10 || bytes.Contains(up.Body, []byte(`"blocking":true`))); !blocking {
+					t.Fatalf("the send does not block in %v: %s", other, up.Body)
 				}
 				for _, pad := range []bool{true, false} {
 					body := w.appendTaskResult(nil, op.RPCID, 9, refs, w.inputRequired, pad)

@@ -59,7 +59,7 @@ type msgRefs struct {
 
 // appendRequest appends a JSON-RPC request for method with the numeric id
 // seq and the message id msgPrefix+seq, the shape a client of w's version
-// sends, naming the task and context in refs.
+// sends for a blocking send, naming the task and context in refs.
 func (w *wire) appendRequest(dst []byte, method, msgPrefix string, seq uint64, refs msgRefs) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendUint(dst, seq, 10)
@@ -81,7 +81,9 @@ func (w *wire) appendRequest(dst []byte, method, msgPrefix string, seq uint64, r
 		dst = append(dst, refs.taskID...)
 	}
 	if w.v == a2a.V03 {
-		return append(dst, `","role":"user","parts":[{"kind":"text","text":"benchmark request"}]}}}`...)
+		// A 0.3 send returns at once unless it asks to block; 1.0 blocks
+		// unless asked not to.
+		return append(dst, `","role":"user","parts":[{"kind":"text","text":"benchmark request"}]},"configuration":{"blocking":true}}}`...)
 	}
 	return append(dst, `","role":"ROLE_USER","parts":[{"text":"benchmark request"}]}}}`...)
 }
