@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -81,6 +82,13 @@ func (d *Deduper) Stage(next proxy.Handler) proxy.Handler {
 		if err != nil {
 			return a2a.ErrInvalidParams
 		}
+		if s.Agent.Bridge != nil {
+			// Callers of a bridged agent send in several forms, and a
+			// replay is the answer as the first caller got it, in its
+			// form: the form goes with the fingerprint, so that a retry in
+			// another form is told which one to use.
+			fp = a2a.FormOf(s.Op).String() + formSeparator + fp
+		}
 		// Tenant and subject names never hold control characters, so NUL
 		// separates them unambiguously; record keys are plain.
 		scope := s.Principal.Tenant
@@ -139,7 +147,7 @@ func (d *Deduper) serve(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		}
 		if rec.Fingerprint != q.fingerprint {
 			d.count(s, "conflict")
-			return a2a.ErrIdempotencyConflict
+			return conflict(rec.Fingerprint, q.fingerprint)
 		}
 		if rec.State == store.DedupeDone {
 			return d.replay(w, r, s, next, rec)
@@ -407,6 +415,20 @@ func (d *Deduper) attach(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 	w.Header().Set(ReplayHeader, "true")
 	w.WriteHeader(http.StatusOK)
 	return a2a.WriteSSE(w, "", data)
+}
+
+// formSeparator ends the form a bridged send's fingerprint starts with.
+const formSeparator = "|"
+
+// conflict is the refusal of a send whose fingerprint is not the first
+// one's: for a send first made in another form, naming that form.
+func conflict(first, retry string) *a2a.Error {
+	was, _, bridged := strings.Cut(first, formSeparator)
+	is, _, _ := strings.Cut(retry, formSeparator)
+	if bridged && was != is {
+		return a2a.ErrIdempotencyConflict.WithMessage("this message id was first sent in " + was + "; a retry must be sent in the same version and binding")
+	}
+	return a2a.ErrIdempotencyConflict
 }
 
 func derivedOp(orig *a2a.Operation, m a2a.Method, taskID string) *a2a.Operation {

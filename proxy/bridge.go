@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -156,6 +157,8 @@ func (g *Gateway) forwardBridged(w http.ResponseWriter, r *http.Request, s *Scop
 		return a2a.ErrUnsupportedOperation.WithMessage("bridging " + c.from.String() + " to " + c.to.String() + " is not available")
 	}
 	c.caller = caller
+	// Every later line of the request says where it was bridged to.
+	s.AddLogAttrs("bridged_to", c.to.String())
 	query, body, err := caller.request(r, s)
 	if err != nil {
 		return err
@@ -185,6 +188,16 @@ func (g *Gateway) forwardBridged(w http.ResponseWriter, r *http.Request, s *Scop
 // and observes it: the payload the caller gets, and the stream event's id.
 func (c *bridgeCall) translate(ctx context.Context, ev a2a.Event, result []byte, stream bool) ([]byte, string, error) {
 	out, err := a2a.TranslateResult(c.s.Op.Method, result, c.to, c.from)
+	if err != nil && c.s.Op.Method == a2a.MethodExtendedCard {
+		// The card stage (proxy/card) spells the agent's card in the
+		// caller's form from what it observes; the bytes written here
+		// are its to discard, and without it no caller gets a card half
+		// translated.
+		if _, err := c.g.observeParsed(ctx, c.s, ev, c.caller.payload(c.s, result), result); err != nil {
+			return nil, "", err
+		}
+		return nil, "", errCardForm
+	}
 	if err != nil {
 		return nil, "", &upstreamFailure{
 			err:    fmt.Errorf("agent answer not translatable from %s to %s: %w", c.to, c.from, err),
@@ -233,8 +246,16 @@ func (c *bridgeCall) relayUnary(w http.ResponseWriter, ans agentAnswer) error {
 		return nil
 	}
 	payload, _, err := c.translate(c.clientCtx, ev, result, false)
+	if errors.Is(err, errCardForm) {
+		c.caller.refuse(w, c.s, a2a.ErrInvalidAgentResponse.WithMessage("the agent's card is not in the caller's form"))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	return c.caller.unary(w, c.s, payload)
 }
+
+// errCardForm: an extended card in the agent's form, observed but not
+// relayed (see translate).
+var errCardForm = errors.New("the extended card is left to the card stage")

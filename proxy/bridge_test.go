@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
 // The bridge between the HTTP forms: real loopback agents that speak one
@@ -485,6 +487,7 @@ func TestBridgeRefusesUntranslatable(t *testing.T) {
 		rq, op := callerRequest(t, cf, a2a.MethodSend)
 		resp, body := e.do(t, rq)
 		wantCallerError(t, cf, op, resp, body, a2a.ErrInvalidAgentResponse)
+		e.logs.wantLog(t, "WARN", "agent exchange failed", map[string]any{"reason": "invalid_response", "bridged_to": af.String()})
 
 		// In a stream the events before it reach the caller; it ends the
 		// stream with the error.
@@ -556,4 +559,84 @@ func TestBridgeSameFormUnchanged(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || string(got) != answer {
 		t.Fatalf("HTTP %d %q, want the agent's bytes", resp.StatusCode, got)
 	}
+}
+
+// ListTasks has no 0.3 equivalent: a 1.0 caller's list to a 0.3 agent is
+// refused in the caller's form and never reaches the agent.
+func TestBridgeListTasksTo03Refused(t *testing.T) {
+	for _, af := range []a2a.Form{form03RPC, form03REST} {
+		agent := newFormAgent(t, af)
+		e := bridgeTo(t, agent)
+		for _, cf := range []a2a.Form{form10RPC, form10REST} {
+			rq := request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodListTasks, a2a.V10, `"r-1"`, `{}`)}
+			if cf.Binding == a2a.BindingREST {
+				method, path := a2a.RESTPath(a2a.MethodListTasks, a2a.V10, "", "")
+				rq = request{method: method, path: path, header: v10()}
+			}
+			resp, body := e.do(t, rq)
+			op := &a2a.Operation{Method: a2a.MethodListTasks, Version: a2a.V10, Binding: cf.Binding, RPCID: []byte(`"r-1"`)}
+			wantCallerError(t, cf, op, resp, body, a2a.ErrUnsupportedOperation)
+		}
+		agent.mu.Lock()
+		n := len(agent.ops)
+		agent.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("a refused list reached the %s agent", af)
+		}
+	}
+}
+
+// The extended card through a bridge is the card stage's to spell: its
+// observers see the agent's card as the agent wrote it, and without that
+// stage the caller gets no card in the agent's form.
+func TestBridgeExtendedCardLeftToTheCardStage(t *testing.T) {
+	agent := newFormAgent(t, form10RPC)
+	var observed []byte
+	e := start(t, agent.srv.URL, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	}), withStage(func(next proxy.Handler) proxy.Handler {
+		return func(w http.ResponseWriter, r *http.Request, s *proxy.Scope) error {
+			s.AddObserver(proxy.ObserverFunc(func(context.Context, *proxy.Scope, a2a.Event, []byte) error {
+				observed = append([]byte(nil), s.Result()...)
+				return nil
+			}))
+			return next(w, r, s)
+		}
+	}))
+	rq := request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodExtendedCard, a2a.V03, `"r-1"`, `{}`)}
+	resp, body := e.do(t, rq)
+	op := &a2a.Operation{Method: a2a.MethodExtendedCard, Version: a2a.V03, Binding: a2a.BindingJSONRPC, RPCID: []byte(`"r-1"`)}
+	wantCallerError(t, form03RPC, op, resp, body, a2a.ErrInvalidAgentResponse)
+	if want := spell10.task(a2a.StateCompleted); string(observed) != want {
+		t.Fatalf("observed %s, want the agent's card %s", observed, want)
+	}
+}
+
+// An HTTP+JSON agent's stream error event and keep-alives, through the
+// bridge: the keep-alive is passed on, the error becomes the gateway's in
+// the caller's form and ends the stream.
+func TestBridgeRESTStreamError(t *testing.T) {
+	u := newUpstream(t, func(_ *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, "data: "+spell10.statusUpdate(a2a.StateWorking)+"\n\n")
+		writeFlush(w, ": keep-alive\n\n")
+		writeFlush(w, `event: error`+"\n"+`data: {"error":{"code":404,"status":"NOT_FOUND","message":"agent secret","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","domain":"a2a-protocol.org"}]}}`+"\n\n")
+		writeFlush(w, "data: "+spell10.statusUpdate(a2a.StateCompleted)+"\n\n")
+	})
+	e := start(t, u.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "HTTP+JSON"}}
+	}))
+	rq, op := callerRequest(t, form03RPC, a2a.MethodStream)
+	st := e.open(t, rq)
+	if ev := readAs(t, op, st.next(t).Data); ev.Kind != a2a.EventStatusUpdate || ev.State != a2a.StateWorking {
+		t.Fatalf("first event %+v", ev)
+	}
+	if ka := st.next(t); !ka.KeepAlive() {
+		t.Fatalf("want the keep-alive, got %q", ka.Raw)
+	}
+	last := st.next(t)
+	if ev := readAs(t, op, last.Data); ev.Kind != a2a.EventError || ev.ErrorCode != a2a.ErrTaskNotFound.Code || bytes.Contains(last.Data, []byte("agent secret")) {
+		t.Fatalf("want the gateway's TaskNotFound, got %s", last.Data)
+	}
+	st.wantCleanEnd(t)
 }

@@ -59,7 +59,7 @@ func withStage(st proxy.Stage) option {
 
 // start builds a gateway with proxy.New in front of upstreamURL. The
 // pipeline has no stages unless a test adds some.
-func start(t *testing.T, upstreamURL string, opts ...option) *env {
+func start(t testing.TB, upstreamURL string, opts ...option) *env {
 	t.Helper()
 	s := &setup{cfg: &config.Config{Agents: []config.Agent{{Name: agentName, URL: upstreamURL}}}}
 	for _, o := range opts {

@@ -102,16 +102,28 @@ func withoutZeros(v any) any {
 	return v
 }
 
-// BenchmarkTranslateResult translates a task of about 1 KiB from 1.0 to
-// 0.3 JSON-RPC.
+// BenchmarkTranslateResult translates a task of about 1 KiB between 1.0
+// and 0.3 JSON-RPC, and a stream event to 0.3 protobuf JSON.
 func BenchmarkTranslateResult(b *testing.B) {
-	in := []byte(brTask10)
-	b.Logf("task of %d bytes", len(in))
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := TranslateResult(MethodGetTask, in, form10, form03); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name     string
+		m        Method
+		in       string
+		from, to Form
+	}{
+		{"task 1.0 to 0.3", MethodGetTask, brTask10, form10, form03},
+		{"task 0.3 to 1.0", MethodGetTask, brTask03, form03, form10},
+		{"status event 1.0 to 0.3 gRPC", MethodStream, wrap("statusUpdate", brStatusUpdate10), form10, form03GRPC},
+	} {
+		in := []byte(c.in)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := TranslateResult(c.m, in, c.from, c.to); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

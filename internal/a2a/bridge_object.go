@@ -449,7 +449,8 @@ func (w *bridgeWriter) schemes(t *objectTable, key, v []byte) error {
 }
 
 // partView is a part read in any dialect: its members by row of the part
-// and file tables, and its data.
+// and file tables (in their order; TestPartViewRows checks the sizes), and
+// its data.
 type partView struct {
 	part [2][]byte // text, metadata: the rows of objPart
 	file [4][]byte // raw, url, filename, mediaType: the rows of objFile
@@ -457,8 +458,8 @@ type partView struct {
 	kind []byte
 }
 
-// The content members of a part, of which it has exactly one: text, the
-// file's bytes and URI, and data.
+// contents counts the content members of a part, of which it has exactly
+// one: text, the file's bytes and URI, and data.
 func (p *partView) contents() int {
 	n := 0
 	for _, v := range [...][]byte{p.part[0], p.file[0], p.file[1], p.data} {
@@ -489,7 +490,7 @@ func (w *bridgeWriter) part(b []byte) error {
 		return err
 	}
 	if p.contents() != 1 {
-		return refusal(pt.name, partContents[0], "or another content member: a part needs exactly one")
+		return refusal(pt.name, pt.members[0].nameIn(w.from), "or another content member: a part needs exactly one")
 	}
 	if p.kind != nil && !rawStringIs(p.kind, p.contentKind()) {
 		return refusal(pt.name, kindMember, "does not match the part's content")
@@ -497,6 +498,7 @@ func (w *bridgeWriter) part(b []byte) error {
 	return w.writePart(&p)
 }
 
+// readPart reads a part in the source dialect, checking every member.
 func (w *bridgeWriter) readPart(b []byte) (partView, error) {
 	pt, ft := &objectTables[objPart], &objectTables[objFile]
 	var p partView
@@ -615,6 +617,7 @@ func checkRow(t *objectTable, key []byte, m *memberRow, v []byte) error {
 	return nil
 }
 
+// writePart writes a part in the target dialect.
 func (w *bridgeWriter) writePart(p *partView) error {
 	pt, ft := &objectTables[objPart], &objectTables[objFile]
 	w.out = append(w.out, '{')

@@ -149,3 +149,15 @@ func TestTranslateMessageDrops(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+// partView holds a part's members by row of the part and file tables.
+func TestPartViewRows(t *testing.T) {
+	var p partView
+	if len(p.part) != len(objectTables[objPart].members) || len(p.file) != len(objectTables[objFile].members) {
+		t.Fatalf("partView has %d and %d rows, the tables %d and %d", len(p.part), len(p.file),
+			len(objectTables[objPart].members), len(objectTables[objFile].members))
+	}
+	if objectTables[objPart].members[0].names[0] != "text" || objectTables[objFile].members[0].names[0] != "raw" || objectTables[objFile].members[1].names[0] != "url" {
+		t.Fatal("partView reads the content rows first: text; raw, url")
+	}
+}

@@ -39,7 +39,7 @@ func TranslateRequest(op *Operation, query url.Values, body []byte, to Form, id 
 	if t == nil {
 		return UpstreamRequest{}, ErrMethodNotFound.WithMessage("method " + op.Method.String() + " cannot be bridged")
 	}
-	r := bridgeReq{op: op, from: from, to: to}
+	r := bridgeReq{op: op, from: from, to: to, size: len(body)}
 	if e := r.read(t, query, body); e != nil {
 		return UpstreamRequest{}, e
 	}
@@ -77,9 +77,13 @@ type bridgeReq struct {
 	names [slots]string
 	// immediate is a send's returnImmediately: 0 unknown, else 1 + value.
 	immediate uint8
+	// conf is whether a send has a configuration.
+	conf bool
 	// configID is the push config's id: the Operation's, or on a create
 	// the config's own (0.3 names it only there).
 	configID string
+	// size is the length of the caller's request.
+	size int
 }
 
 // read fills r from the caller's request.
@@ -115,7 +119,7 @@ func (r *bridgeReq) read(t *memberTable, query url.Values, body []byte) *Error {
 		if r.vals[slotPush] == nil {
 			return ErrInvalidParams.WithMessage("the push notification config is required")
 		}
-		var id [1][]byte
+		var id [1][]byte // pushConfigKeys starts with the config's id
 		if err := pick(r.vals[slotPush], pushConfigKeys[:1], id[:]); err != nil {
 			return ErrInvalidParams.WithMessage("the push notification config must be an object")
 		}
@@ -136,7 +140,12 @@ func (r *bridgeReq) readObject(t *memberTable, sp spelling, obj []byte, where st
 		return ErrInvalidParams.WithMessage(where + " must be an object")
 	}
 	keys := t.keys[sp]
-	out := make([][]byte, len(keys))
+	var buf [8][]byte
+	out := buf[:0]
+	if len(keys) > len(buf) {
+		out = make([][]byte, len(keys))
+	}
+	out = out[:len(keys)]
 	if err := pickStrict(obj, keys, out, knownOnly); err != nil {
 		if where == "" {
 			return invalid(ErrInvalidParams, err)
@@ -153,6 +162,7 @@ func (r *bridgeReq) readObject(t *memberTable, sp spelling, obj []byte, where st
 			name = where + "." + name
 		}
 		if m.nested != nil {
+			r.conf = r.conf || m.slot == slotConfiguration
 			if e := r.readObject(m.nested, sp, v, name); e != nil {
 				return e
 			}
@@ -192,8 +202,12 @@ func (r *bridgeReq) readQuery(t *memberTable, sp spelling, query url.Values) *Er
 		if len(vs) != 1 {
 			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " is given more than once")
 		}
-		if m.slot.isID() {
+		if m.slot == slotContextID {
 			continue // read by the classifier
+		}
+		if m.slot.isID() {
+			// The path names it; the classifier does not compare a query value.
+			return ErrInvalidParams.WithMessage("the query parameter " + quoteClip(k) + " belongs in the path")
 		}
 		if e := r.set(m.slot, queryValue(slotKinds[m.slot], vs[0]), k); e != nil {
 			return e
@@ -219,6 +233,9 @@ func queryValue(k valueKind, s string) []byte {
 // checkValue checks a raw value against k and returns it normalised: an
 // int as its number (protobuf JSON also writes it as a string).
 func checkValue(k valueKind, v []byte) ([]byte, bool) {
+	if len(v) == 0 {
+		return nil, false // an empty query value
+	}
 	switch k {
 	case kindObject:
 		return v, isObject(v)
@@ -227,8 +244,7 @@ func checkValue(k valueKind, v []byte) ([]byte, bool) {
 	case kindBool:
 		return v, string(v) == "true" || string(v) == "false"
 	case kindStrings:
-		_, err := jsonStrings(v, "")
-		return v, err == nil
+		return v, rawStrings(v)
 	case kindEnum:
 		if v[0] == '"' {
 			return v, true
@@ -262,15 +278,19 @@ func (r *bridgeReq) settle(sp spelling) *Error {
 		r.immediate = 1 + b2u(string(ri) == "true")
 	case bl != nil:
 		r.immediate = 1 + b2u(string(bl) == "false")
-	case r.op.Method == MethodSend && r.from.Version == V03:
-		// 0.3 blocking is false unless set (a2a.v1: "If false, the message
-		// will be non-blocking"); 1.0 waits unless told to return.
-		r.immediate = 2
 	case r.op.Method == MethodSend:
-		r.immediate = 1
+		r.immediate = 1 + b2u(r.from.Version == V03 && sp != sp03RPC && r.conf)
 	}
 	return nil
 }
+
+// A send that names no blocking mode: 1.0 waits ("false (default)"). A 0.3
+// protobuf configuration's blocking is a plain bool, false when unset, and
+// false is non-blocking (a2a.v1 SendMessageConfiguration). A 0.3 JSON-RPC
+// send gives no default in the specification; agents (a2a-go v0.3.3
+// a2asrv, "default Blocking to TRUE") wait, and clients (a2a-go's) send a
+// blocking request without configuration, so it waits. A 0.3 protobuf send
+// without configuration is read alike, as a2a-go's protobuf reader does.
 
 func b2u(b bool) uint8 {
 	if b {
@@ -300,7 +320,7 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 			u.Query = url.Values{}
 		}
 	}
-	w := reqWriter{r: r, sp: sp, query: u.Query}
+	w := reqWriter{r: r, sp: sp, query: u.Query, size: r.size + 64}
 	params, e := w.object(t, true)
 	if e != nil {
 		return u, e
@@ -310,8 +330,8 @@ func (r *bridgeReq) write(t *memberTable, id json.RawMessage) (UpstreamRequest, 
 		if len(id) == 0 {
 			id = r.op.RPCID
 		}
-		if len(id) == 0 {
-			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs an id")
+		if len(id) == 0 || !(id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') || !json.Valid(id) {
+			return u, ErrInternal.WithMessage("a JSON-RPC request to the agent needs a string or number id")
 		}
 		b := make([]byte, 0, len(params)+len(id)+64)
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -338,7 +358,7 @@ func (r *bridgeReq) checkLoss(t *memberTable, sp spelling) *Error {
 		if v == nil || s == slotPush && r.op.Method == MethodPushConfigSet || t.carries(sp, s) {
 			continue
 		}
-		if string(v) == "{}" || string(v) == "0" || string(v) == `""` {
+		if isEmptyRaw(v) {
 			r.vals[s] = nil
 			continue
 		}
@@ -392,13 +412,16 @@ type reqWriter struct {
 	r     *bridgeReq
 	sp    spelling
 	query url.Values
+	// size is the room to reserve: about the size of the caller's request.
+	size int
 }
 
 // object writes the members of table t as a JSON object, or into the
 // query when w has one (the top level of a request without a body).
 func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 	r := w.r
-	b := []byte{'{'}
+	b := make([]byte, 1, w.size)
+	b[0] = '{'
 	n := 0
 	add := func(name string, v []byte) {
 		if w.query != nil {
@@ -443,7 +466,7 @@ func (w *reqWriter) object(t *memberTable, top bool) ([]byte, *Error) {
 		case m.slot.isID():
 			v = w.id(m.slot)
 		case m.nested != nil:
-			inner, e := (&reqWriter{r: r, sp: w.sp}).object(m.nested, false)
+			inner, e := (&reqWriter{r: r, sp: w.sp, size: 64}).object(m.nested, false)
 			if e != nil {
 				return nil, e
 			}

@@ -276,8 +276,9 @@ func TestTranslateRequestBlocking(t *testing.T) {
 		to            Form
 		want          string // the configuration written, "" for none
 	}{
-		// 0.3: a send is non-blocking unless it says blocking.
-		{V03, "message/send", msg03 + `}`, Form{V10, BindingJSONRPC}, `{"returnImmediately":true}`},
+		// 0.3 JSON-RPC: a send blocks unless it says blocking false.
+		{V03, "message/send", msg03 + `}`, Form{V10, BindingJSONRPC}, ``},
+		{V03, "message/send", msg03 + `,"configuration":{"acceptedOutputModes":["a/b"]}}`, Form{V10, BindingJSONRPC}, `{"acceptedOutputModes":["a/b"]}`},
 		{V03, "message/send", msg03 + `,"configuration":{"blocking":false}}`, Form{V10, BindingJSONRPC}, `{"returnImmediately":true}`},
 		{V03, "message/send", msg03 + `,"configuration":{"blocking":true}}`, Form{V10, BindingREST}, ``},
 		{V03, "message/send", msg03 + `,"configuration":{"returnImmediately":false}}`, Form{V10, BindingJSONRPC}, ``},
@@ -293,17 +294,41 @@ func TestTranslateRequestBlocking(t *testing.T) {
 		if e != nil {
 			t.Fatalf("%s to %s: %v", c.param, c.to, e)
 		}
-		body := u.Body
-		if c.to.Binding == BindingJSONRPC {
-			body, _ = json.Marshal(rpcParams(t, body))
+		checkConfiguration(t, u, c.to, c.want)
+	}
+	// 0.3 protobuf JSON: a configuration's blocking is false unless set,
+	// which is non-blocking; a send without one blocks.
+	for _, c := range []struct{ body, want string }{
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]}}`, ``},
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"historyLength":2}}`, `{"historyLength":2,"returnImmediately":true}`},
+		{`{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"}]},"configuration":{"blocking":true}}`, ``},
+	} {
+		op, e := ClassifyREST("POST", "/v1/message:send", nil, []byte(c.body), V03, true)
+		if e != nil {
+			t.Fatal(e)
 		}
-		var got struct{ Configuration json.RawMessage }
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatal(err)
+		to := Form{V10, BindingREST}
+		u, e := TranslateRequest(op, nil, []byte(c.body), to, nil)
+		if e != nil {
+			t.Fatal(e)
 		}
-		if string(got.Configuration) != c.want {
-			t.Errorf("%s %s to %s: configuration %s, want %s", c.method, c.param, c.to, got.Configuration, c.want)
-		}
+		checkConfiguration(t, u, to, c.want)
+	}
+}
+
+// checkConfiguration checks the configuration of a translated send.
+func checkConfiguration(t *testing.T, u UpstreamRequest, to Form, want string) {
+	t.Helper()
+	body := u.Body
+	if to.Binding == BindingJSONRPC {
+		body, _ = json.Marshal(rpcParams(t, body))
+	}
+	var got struct{ Configuration json.RawMessage }
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Configuration) != want {
+		t.Errorf("%s to %s: configuration %s, want %s", u.Body, to, got.Configuration, want)
 	}
 }
 
@@ -464,6 +489,34 @@ func TestTranslateRequestRefusals(t *testing.T) {
 	}
 }
 
+// TestTranslateRequestRESTQuery: a query carries only the members of a
+// request without a body, once each.
+func TestTranslateRequestRESTQuery(t *testing.T) {
+	to := Form{V10, BindingJSONRPC}
+	for _, c := range []struct {
+		path  string
+		query url.Values
+		says  string
+	}{
+		{"/acme/tasks", url.Values{"tenant": {"other"}}, "path"},
+		{"/tasks/t", url.Values{"historyLength": {"1", "2"}}, "more than once"},
+		{"/tasks/t", url.Values{"historyLength": {"1"}, "history_length": {"2"}}, "more than once"},
+		{"/tasks/t", url.Values{"historyLength": {"x"}}, "wrong type"},
+		{"/tasks/t", url.Values{"historyLength": {""}}, "wrong type"},
+		{"/tasks", url.Values{"includeArtifacts": {""}}, "wrong type"},
+		{"/tasks/t", url.Values{"pageSize": {"1"}}, "not one the gateway accepts"},
+		{"/tasks", url.Values{"includeArtifacts": {"yes"}}, "wrong type"},
+	} {
+		op, e := ClassifyREST("GET", c.path, c.query, nil, V10, true)
+		if e != nil {
+			t.Fatalf("%s: %v", c.path, e)
+		}
+		if _, e := TranslateRequest(op, c.query, nil, to, json.RawMessage("1")); e == nil || e.Code != ErrInvalidParams.Code || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s ?%s: %v, want saying %q", c.path, c.query.Encode(), e, c.says)
+		}
+	}
+}
+
 func TestTranslateRequestSameForm(t *testing.T) {
 	body := rpcRequest("GetTask", `{ "id" : "t" }`)
 	op, _ := ClassifyRPC(body, V10, true)
@@ -476,6 +529,22 @@ func TestTranslateRequestSameForm(t *testing.T) {
 	u, e = TranslateRequest(op, q, nil, FormOf(op), nil)
 	if e != nil || u.HTTPMethod != "GET" || u.Path != "/acme/tasks/t" || u.Query.Get("historyLength") != "1" {
 		t.Fatalf("%+v, %v", u, e)
+	}
+}
+
+// TestRESTRoutes03: 0.3 names the extended card /v1/card, and callers are
+// also served at the 1.0 name below /v1/; the gateway spells /v1/card.
+func TestRESTRoutes03(t *testing.T) {
+	for _, p := range []string{"/v1/card", "/v1/extendedAgentCard"} {
+		if op, e := ClassifyREST("GET", p, nil, nil, V03, true); e != nil || op.Method != MethodExtendedCard {
+			t.Errorf("%s: %v", p, e)
+		}
+	}
+	if _, p := RESTPath(MethodExtendedCard, V03, "", ""); p != "/v1/card" {
+		t.Errorf("RESTPath: %s", p)
+	}
+	if _, e := ClassifyREST("GET", "/card", nil, nil, V10, true); e == nil {
+		t.Error("/card is no 1.0 route")
 	}
 }
 
@@ -508,5 +577,27 @@ func BenchmarkTranslateRequest(b *testing.B) {
 		if _, e := TranslateRequest(op, nil, body, to, json.RawMessage("1")); e != nil {
 			b.Fatal(e)
 		}
+	}
+}
+
+// TestTranslateRequestRPCID: a JSON-RPC request to the agent carries the id
+// it is given, else the caller's, and never one that is not an id.
+func TestTranslateRequestRPCID(t *testing.T) {
+	q := url.Values{}
+	op, _ := ClassifyREST("GET", "/tasks/t", q, nil, V10, true)
+	rpc := Form{V03, BindingJSONRPC}
+	u, e := TranslateRequest(op, q, nil, rpc, json.RawMessage(`"up-1"`))
+	if e != nil || !strings.Contains(string(u.Body), `"id":"up-1"`) {
+		t.Fatalf("%s, %v", u.Body, e)
+	}
+	for _, id := range []string{"", "null", "{}", "[1]", `"x`} {
+		if _, e := TranslateRequest(op, q, nil, rpc, json.RawMessage(id)); e == nil || e.Code != ErrInternal.Code {
+			t.Errorf("id %q: %v", id, e)
+		}
+	}
+	body := rpcRequest("tasks/get", `{"id":"t"}`)
+	op, _ = ClassifyRPC(body, V03, true)
+	if u, e := TranslateRequest(op, nil, body, Form{V10, BindingJSONRPC}, nil); e != nil || !strings.Contains(string(u.Body), `"id":7`) {
+		t.Fatalf("%s, %v", u.Body, e)
 	}
 }

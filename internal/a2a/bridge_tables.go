@@ -77,8 +77,8 @@ const (
 )
 
 // The tables, by object kind. Parts and task push configs change shape
-// between dialects (flat against nested), so translatePart and
-// translateTaskPushConfig read their rows by hand.
+// between dialects (flat against nested), so bridgeWriter.part and
+// bridgeWriter.taskPushConfig read their rows by hand.
 var objectTables = [...]objectTable{
 	objMessage: {name: "message", kind: "message", members: []memberRow{
 		{names: [3]string{"messageId", "messageId", "messageId"}, value: vString, fill03: true},
@@ -239,10 +239,6 @@ const (
 	partFile   = "file"
 	kindMember = "kind"
 )
-
-// partContents are the 1.0 content members of a part (rows of the part
-// and file tables, and data); a part has exactly one.
-var partContents = [...]string{"text", "raw", "url", partData}
 
 // rowOf is the row of object k whose 1.0 name is name10.
 func rowOf(k objectKind, name10 string) *memberRow {

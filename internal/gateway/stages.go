@@ -119,6 +119,11 @@ func routeTenant(next proxy.Handler) proxy.Handler {
 			if err := s.SetTenant(s.Principal.Tenant); err != nil {
 				return a2a.ErrInvalidRequest.WithMessage("the request could not be routed to the caller's tenant")
 			}
+		} else if b := s.Agent.Bridge; b != nil && b.Agent.Version == a2a.V10 {
+			// A 0.3 request has no tenant to carry, but the 1.0 request the
+			// bridge spells for the agent takes its tenant from the
+			// operation.
+			s.Op.Tenant = s.Principal.Tenant
 		}
 		return next(w, r, s)
 	}

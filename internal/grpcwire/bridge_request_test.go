@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
@@ -60,10 +61,7 @@ func asks(t *testing.T, op *a2a.Operation, tenant bool) map[string]any {
 	}
 	if op.PushConfig != nil {
 		p, e := a2a.ParsePushConfig(op.PushConfig)
-		if e != nil {
-			t.Fatal(e)
-		}
-		c["push"] = p
+		c["push"], c["pushReadable"] = p, e == nil
 	}
 	return c
 }
@@ -168,4 +166,38 @@ func TestTranslateRequestGRPCBodies(t *testing.T) {
 			t.Errorf("0.3 gRPC send as 1.0: %s", u.Body)
 		}
 	}
+}
+
+// FuzzTranslateRequestGRPC: any gRPC request the classifier reads
+// translates to every form or is refused with a protocol error, and each
+// translation classifies to the same operation (a gRPC one through its
+// request message, decoded strictly).
+func FuzzTranslateRequestGRPC(f *testing.F) {
+	for _, c := range restCases(f) {
+		f.Add(indexOf(f, c.v, c.m), mustMarshal(f, c.req), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, i uint8, msg []byte, to uint8) {
+		r := rpcOf(i)
+		op, e := Classify(r.version, r.method, msg)
+		if e != nil {
+			return
+		}
+		req := newOf(r.request)
+		if err := proto.Unmarshal(msg, req); err != nil {
+			t.Fatal(err)
+		}
+		body := mustJSON(t, req)
+		form := bridgeForms[int(to)%len(bridgeForms)]
+		u, e := a2a.TranslateRequest(op, nil, body, form, json.RawMessage("1"))
+		if e != nil {
+			if e.Code != a2a.ErrInvalidParams.Code && e.Code != a2a.ErrUnsupportedOperation.Code {
+				t.Fatalf("%s to %s refused with %d %s", a2a.FormOf(op), form, e.Code, e.Message)
+			}
+			return
+		}
+		both10 := form.Version == a2a.V10 && r.version == a2a.V10
+		if got, want := asks(t, classifyTranslated(t, u, form, r.method), both10), asks(t, op, both10); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s to %s: %v, want %v", a2a.FormOf(op), form, got, want)
+		}
+	})
 }
