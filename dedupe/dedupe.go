@@ -382,6 +382,15 @@ func (d *Deduper) attach(w http.ResponseWriter, r *http.Request, s *proxy.Scope,
 	sub := derivedOp(s.Op, a2a.MethodSubscribe, taskID)
 	r2, s2 := s.Derive(r, sub, a2a.RPCRequest(sub.Version, sub.Method, s.Op.RPCID, a2a.TaskParams{ID: taskID}))
 	probe := &streamProbe{w: w}
+	// An agent refuses to subscribe to an ended task with an error, which
+	// reaches a JSON-RPC caller as a one-event stream: the probe must not
+	// take that for the task's stream.
+	s2.AddObserver(proxy.ObserverFunc(func(_ context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+		if !probe.decided && ev.Kind == a2a.EventError {
+			probe.refused = true
+		}
+		return nil
+	}))
 	if err := next(probe, r2, s2); err != nil || probe.streamed {
 		return err
 	}

@@ -65,6 +65,9 @@ type streamProbe struct {
 	header   http.Header
 	streamed bool
 	decided  bool
+	// refused is set when the answer's first event is an error: a stream
+	// that only carries the refusal is held back too.
+	refused bool
 }
 
 func (p *streamProbe) Header() http.Header {
@@ -82,7 +85,7 @@ func (p *streamProbe) WriteHeader(code int) {
 		return
 	}
 	p.decided = true
-	if code == http.StatusOK && (strings.HasPrefix(p.header.Get("Content-Type"), a2a.SSEContentType) || proxy.GRPCStreamStarted(p.header)) {
+	if code == http.StatusOK && !p.refused && (strings.HasPrefix(p.header.Get("Content-Type"), a2a.SSEContentType) || proxy.GRPCStreamStarted(p.header)) {
 		p.streamed = true
 		for k, v := range p.header {
 			p.w.Header()[k] = v

@@ -388,3 +388,52 @@ func TestDedupeKeepsClaimOfASentSend(t *testing.T) {
 		t.Fatalf("retries reached the agent: %d sends, want 1", got)
 	}
 }
+
+// A streaming retry after its task ended gets the final task as a
+// one-event stream, in every version and HTTP binding: the ended task's
+// refused subscribe must never reach the caller.
+func TestDedupeStreamRetryAfterEndEveryForm(t *testing.T) {
+	env := gwtest.Start(t, shortLease)
+	c := newCaller(t, env)
+	forms := []struct {
+		name string
+		rq   func(id string) request
+	}{
+		{"jsonrpc-1.0", func(id string) request {
+			params := `{"message":{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"complete"}]}}`
+			return request{method: http.MethodPost, path: "/", header: v10(), body: rpcBody(a2a.MethodStream, a2a.V10, c.nextID("rpc"), params), rpc: true}
+		}},
+		{"jsonrpc-0.3", func(id string) request {
+			params := `{"message":{"kind":"message","messageId":"` + id + `","role":"user","parts":[{"kind":"text","text":"complete"}]}}`
+			return request{method: http.MethodPost, path: "/", body: rpcBody(a2a.MethodStream, a2a.V03, c.nextID("rpc"), params), rpc: true}
+		}},
+		{"rest-1.0", func(id string) request {
+			return request{method: http.MethodPost, path: "/message:stream", header: v10(), body: []byte(`{"message":{"messageId":"` + id + `","role":"ROLE_USER","parts":[{"text":"complete"}]}}`)}
+		}},
+		{"rest-0.3", func(id string) request {
+			return request{method: http.MethodPost, path: "/v1/message:stream", body: []byte(`{"message":{"messageId":"` + id + `","role":"ROLE_USER","content":[{"text":"complete"}]}}`)}
+		}},
+	}
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			id := c.nextID("m-ended")
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			first := c.open(t, ctx, f.rq(id)).all(t)
+			if len(first) == 0 || first[len(first)-1].State != a2a.StateCompleted {
+				t.Fatalf("first stream: %+v", first)
+			}
+			retry := c.open(t, ctx, f.rq(id))
+			if retry.resp.Header.Get(dedupe.ReplayHeader) != "true" {
+				t.Fatal("the retry was not answered from the dedupe record")
+			}
+			evs := retry.all(t)
+			if len(evs) != 1 || evs[0].Kind != a2a.EventTask || evs[0].State != a2a.StateCompleted || evs[0].TaskID != first[0].TaskID {
+				t.Fatalf("the retry after the end got %+v, want the completed task %s", evs, first[0].TaskID)
+			}
+			if got := sendsReaching(env, id); got != 1 {
+				t.Fatalf("%d streams reached the agent, want 1", got)
+			}
+		})
+	}
+}
