@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/proxy"
 )
 
@@ -639,4 +641,31 @@ func TestBridgeRESTStreamError(t *testing.T) {
 		t.Fatalf("want the gateway's TaskNotFound, got %s", last.Data)
 	}
 	st.wantCleanEnd(t)
+}
+
+// A bridged stream the agent falls silent on ends like an unbridged one:
+// with the timeout as its last event in the caller's form, the agent's
+// connection and the stream slot released.
+func TestBridgeStreamIdle(t *testing.T) {
+	released := make(chan struct{})
+	u := newUpstream(t, func(u *upstream, w http.ResponseWriter, r *http.Request) {
+		sseHeader(w)
+		writeFlush(w, "data: "+spell10.statusUpdate(a2a.StateWorking)+"\n\n")
+		holdOpen(u, r, released)
+	})
+	e := start(t, u.url, withConfig(func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "HTTP+JSON"}}
+		c.Agents[0].Timeouts.StreamIdle = duration.Duration(250 * time.Millisecond)
+	}))
+	rq, op := callerRequest(t, form03RPC, a2a.MethodStream)
+	st := e.open(t, rq)
+	if ev := readAs(t, op, st.next(t).Data); ev.Kind != a2a.EventStatusUpdate {
+		t.Fatalf("first event %+v", ev)
+	}
+	if ev := readAs(t, op, st.next(t).Data); ev.Kind != a2a.EventError || ev.ErrorCode != a2a.ErrUpstreamTimeout.Code {
+		t.Fatalf("want the timeout, got %+v", ev)
+	}
+	st.wantCleanEnd(t)
+	waitUntil(t, "the agent's connection is released", released)
+	eventually(t, "the stream is released", func() bool { return e.gw.OpenStreams() == 0 })
 }
