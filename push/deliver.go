@@ -647,11 +647,13 @@ func headOf(n store.Delivery, atts []store.Attempt, ok bool) queueHead {
 	return h
 }
 
-// settle acknowledges what u holds, once its attempt log entries are
-// written, and reads up to limit heads after it into h, unless h is nil;
-// holder gives the endpoint back ("" keeps it) when the queue is empty.
+// settle acknowledges what u holds and reads up to limit heads after it
+// into h, unless h is nil; holder gives the endpoint back ("" keeps it)
+// when the queue is empty. It returns once u's attempt log entries are
+// written too: they were queued as each head was delivered, so on Redis
+// they share the acknowledgement's round trip or go before it.
 func (d *Deliverer) settle(ctx context.Context, ep string, u *unacked, h *queueHead, holder string, limit int) error {
-	u.logs.Wait()
+	defer u.logs.Wait()
 	if len(u.ds) == 0 && h == nil {
 		return nil
 	}

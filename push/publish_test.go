@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,3 +157,76 @@ func TestRelayIDAndLiveMark(t *testing.T) {
 type discard struct{}
 
 func (discard) Enqueue(context.Context, store.Delivery) error { return nil }
+
+// The event of a task whose lone 1.0 push config is the one its event
+// before found is logged and enqueued in one round trip; once the config
+// changed, its notification goes to the config as it is now, and once it
+// is deleted, nowhere.
+func TestRelayLogsAndEnqueuesInOneRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	st := redisStore(t)
+	var trips atomic.Int64
+	store.Observe(st, func(string, bool, time.Duration, bool) { trips.Add(1) })
+	d := NewDeliverer(st.Delivery(), nil, DeliveryOptions{}, nil, nil)
+	r, err := NewRelay(RelayOptions{Configs: st.PushConfigs(), Events: st.EventLog(), Queue: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := store.PushConfig{Agent: "demo", TaskID: "t1", ID: "a", Tenant: "acme", Version: a2a.V10, URL: "https://a.example/hook"}
+	if _, err := st.PushConfigs().Put(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(i int) Published {
+		t.Helper()
+		ev := relayEvents[i]
+		p, err := r.Publish(ctx, Event{Agent: "demo", TaskID: "t1", Version: a2a.V10, Kind: ev.kind, State: ev.state, Payload: []byte(ev.payload)})
+		if err != nil || p.Seq != int64(i+1) {
+			t.Fatalf("event %d: %+v, %v", i, p, err)
+		}
+		return p
+	}
+	ep := r.policies.endpoint(c)
+	// The first event learns the config; the second loads the script.
+	publish(0)
+	publish(1)
+	trips.Store(0)
+	publish(2)
+	if n := trips.Load(); n != 1 {
+		t.Fatalf("the third event took %d round trips, want 1", n)
+	}
+	urls := func() []string {
+		t.Helper()
+		heads, err := st.Delivery().AckHeads(ctx, ep, nil, "", store.MaxHeadsPerRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range heads {
+			req, err := DecodePayload(h.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, req.URL)
+		}
+		return out
+	}
+	if got := urls(); len(got) != 3 {
+		t.Fatalf("queued %v, want three notifications", got)
+	}
+
+	c.URL = "https://b.example/hook"
+	if _, err := st.PushConfigs().Put(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	publish(3)
+	if got := urls(); len(got) != 4 || got[3] != c.URL {
+		t.Fatalf("queued %v, want the fourth to %s", got, c.URL)
+	}
+	if _, err := st.PushConfigs().Delete(ctx, "demo", "t1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	publish(4)
+	if got := urls(); len(got) != 4 {
+		t.Fatalf("queued %v after the config was deleted, want four", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -82,7 +83,27 @@ type Relay struct {
 	secret   func(string) []byte
 	liveTTL  time.Duration
 	log      *slog.Logger
+	// together logs an event and enqueues its notification in one step,
+	// nil where the store cannot (see speculate).
+	together store.RecordEnqueuer
+	deliv    *Deliverer
+
+	mu sync.Mutex
+	// lone holds, per task with exactly one push config, that config as
+	// its last event found it, with its digest (see speculate).
+	lone map[taskKey]loneConfig
 }
+
+type taskKey struct{ agent, task string }
+
+type loneConfig struct {
+	config store.PushConfig
+	digest string
+}
+
+// maxLone bounds Relay.lone; it is emptied when full, as tasks that never
+// end would otherwise stay in it.
+const maxLone = 4096
 
 // NewRelay returns a relay; Configs, Events and Queue are required.
 func NewRelay(o RelayOptions) (*Relay, error) {
@@ -101,6 +122,11 @@ func NewRelay(o RelayOptions) (*Relay, error) {
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if d, ok := o.Queue.(*Deliverer); ok && d.st != nil {
+		if t, ok := store.RecordEnqueuerOf(o.Events); ok {
+			r.together, r.deliv, r.lone = t, d, map[taskKey]loneConfig{}
+		}
 	}
 	return r, nil
 }
@@ -129,14 +155,21 @@ func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
 	if ev.Live {
 		live = r.liveTTL
 	}
-	// One round trip logs the event, reads the configs and renews the mark.
-	rec, err := r.events.Record(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At, live)
+	rec, handled, qerr, err := r.speculate(ctx, ev, id, live)
+	if err == nil && rec.Seq == 0 {
+		// One round trip logs the event, reads the configs and renews the mark.
+		rec, err = r.events.Record(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At, live)
+	}
 	if err != nil {
 		return Published{}, fmt.Errorf("push: publish: log the event: %w", err)
 	}
 	seq := rec.Seq
 	p := Published{Seq: seq, ID: id, Duplicate: !rec.Added, Terminal: ev.Kind != a2a.EventArtifactUpdate && ev.State.Terminal()}
-	if configs := rec.Configs; len(configs) > 0 {
+	r.remember(ev, rec, p.Terminal)
+	if qerr != nil {
+		return p, qerr
+	}
+	if configs := rec.Configs; len(configs) > 0 && !handled {
 		if err := r.deliver(ctx, ev, seq, id, configs); err != nil {
 			return p, err
 		}
@@ -147,6 +180,76 @@ func (r *Relay) Publish(ctx context.Context, ev Event) (Published, error) {
 		}
 	}
 	return p, nil
+}
+
+// speculate logs ev and enqueues its notification in one round trip, when
+// the store can and the task had exactly one push config, of version 1.0
+// (whose notification needs no snapshot), at its last event: the
+// notification is built from that config, and enqueued only if the config
+// is still the same (store.RecordEnqueuer). handled means ev is logged
+// and its notification enqueued, or refused with qerr; otherwise ev may be
+// logged already (rec then has the configs as they are) or not (rec is
+// zero): either way the caller goes on as after Record, which logs a
+// logged event as the duplicate it is.
+func (r *Relay) speculate(ctx context.Context, ev Event, id string, live time.Duration) (rec store.Recorded, handled bool, qerr, err error) {
+	if r.together == nil || !validID(id) {
+		return store.Recorded{}, false, nil, nil
+	}
+	r.mu.Lock()
+	lc, ok := r.lone[taskKey{ev.Agent, ev.TaskID}]
+	r.mu.Unlock()
+	if !ok {
+		return store.Recorded{}, false, nil, nil
+	}
+	body, err := a2a.ConvertEvent(ev.Payload, ev.Version, ev.Kind, a2a.V10)
+	if err != nil {
+		// Refused or skipped as Publish does without the guess.
+		return store.Recorded{}, false, nil, nil
+	}
+	traceParent, traceState := originOf(ctx)
+	n, err := r.notification(ev, id, lc.config, body, traceParent, traceState)
+	if err != nil {
+		return store.Recorded{}, false, nil, nil
+	}
+	stale, qerr := r.deliv.enqueueVia(n, func(holder string, ttl time.Duration) (store.Enqueued, error) {
+		var e store.Enqueued
+		var err error
+		rec, e, err = r.together.RecordEnqueue(ctx, ev.Agent, ev.TaskID, id, ev.Payload, ev.At, live, lc.digest, n, holder, ttl)
+		return e, err
+	})
+	switch {
+	case stale:
+		return rec, false, nil, nil
+	case rec.Seq == 0:
+		// The step failed as a whole.
+		return store.Recorded{}, false, nil, qerr
+	case errors.Is(qerr, store.ErrEndpointDisabled):
+		r.dropConfig(ctx, lc.config, "its receiver answered 410 Gone")
+		qerr = nil
+	case qerr != nil:
+		qerr = fmt.Errorf("push: publish: enqueue for config %s: %w", lc.config.ID, qerr)
+	}
+	rec.Configs = []store.PushConfig{lc.config}
+	return rec, true, qerr, nil
+}
+
+// remember keeps the task's lone 1.0 push config for speculate, as ev,
+// logged as rec, found it; a task that ends is forgotten.
+func (r *Relay) remember(ev Event, rec store.Recorded, terminal bool) {
+	if r.lone == nil {
+		return
+	}
+	k := taskKey{ev.Agent, ev.TaskID}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if terminal || rec.Digest == "" || len(rec.Configs) != 1 || rec.Configs[0].Version != a2a.V10 {
+		delete(r.lone, k)
+		return
+	}
+	if _, ok := r.lone[k]; !ok && len(r.lone) >= maxLone {
+		clear(r.lone)
+	}
+	r.lone[k] = loneConfig{config: rec.Configs[0], digest: rec.Digest}
 }
 
 // deliver enqueues ev, the event logged as seq, for every config, in one
@@ -168,11 +271,7 @@ func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, con
 		if err != nil {
 			return fmt.Errorf("push: publish: render the notification for %s: %w", c.Version, err)
 		}
-		payload, err := EncodePayload(Request{
-			URL: c.URL, ContentType: a2a.ContentType(c.Version), Body: body, Token: c.Token,
-			AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, WebhookSecret: r.secret(c.Tenant),
-			TraceParent: traceParent, TraceState: traceState,
-		})
+		n, err := r.notification(ev, id, c, body, traceParent, traceState)
 		if err != nil {
 			// A config that cannot be encoded never will be: say so, and
 			// let the others through.
@@ -180,7 +279,7 @@ func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, con
 			continue
 		}
 		to = append(to, c)
-		ds = append(ds, store.Delivery{ID: id, Endpoint: r.policies.endpoint(c), TaskID: c.TaskID, Payload: payload, Enqueued: ev.At})
+		ds = append(ds, n)
 	}
 	for i, err := range enqueueAll(ctx, r.queue, ds) {
 		switch c := to[i]; {
@@ -191,6 +290,19 @@ func (r *Relay) deliver(ctx context.Context, ev Event, seq int64, id string, con
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// notification is the delivery of ev, id, to c, with body rendered for c.
+func (r *Relay) notification(ev Event, id string, c store.PushConfig, body []byte, traceParent, traceState string) (store.Delivery, error) {
+	payload, err := EncodePayload(Request{
+		URL: c.URL, ContentType: a2a.ContentType(c.Version), Body: body, Token: c.Token,
+		AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, WebhookSecret: r.secret(c.Tenant),
+		TraceParent: traceParent, TraceState: traceState,
+	})
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	return store.Delivery{ID: id, Endpoint: r.policies.endpoint(c), TaskID: c.TaskID, Payload: payload, Enqueued: ev.At}, nil
 }
 
 // renderings caches one body per consumer version, rendered when first

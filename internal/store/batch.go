@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/request"
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,8 @@ type coalescer[Req, Res any] struct {
 	mu      sync.Mutex
 	running int
 	queue   []*batchCall[Req, Res]
+	// armed is set while a flush of riding calls is due.
+	armed bool
 }
 
 // newCoalescer returns a coalescer running at most inFlight batches at a
@@ -51,12 +54,34 @@ func newCoalescer[Req, Res any](inFlight int, run func(context.Context, []*batch
 // ctx's error: if its call was already sent, it may still take effect, as
 // with any command whose reply is lost.
 func (c *coalescer[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
+	return c.call(ctx, req, false)
+}
+
+// ride is do for a call nobody's latency waits on (an acknowledgement of
+// what was delivered, a log entry): it goes with the next batch that goes
+// out for another call, or after riderWait when none does, so it costs no
+// round trip of its own while the store is in use.
+func (c *coalescer[Req, Res]) ride(ctx context.Context, req Req) (Res, error) {
+	return c.call(ctx, req, true)
+}
+
+// riderWait bounds how long a riding call waits for a batch to go with.
+const riderWait = time.Millisecond
+
+func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res, error) {
 	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, call)
-	if c.running < c.inFlight {
+	switch {
+	case c.running >= c.inFlight:
+		// A running loop takes it when its batch is back.
+	case !ride:
 		c.running++
 		go c.loop()
+	case c.running == 0 && !c.armed:
+		// With a loop running the call goes with its next batch.
+		c.armed = true
+		time.AfterFunc(riderWait, c.flush)
 	}
 	c.mu.Unlock()
 	select {
@@ -76,6 +101,17 @@ func (c *coalescer[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 	c.mu.Unlock()
 	var zero Res
 	return zero, ctx.Err()
+}
+
+// flush sends the riding calls that found no batch to go with.
+func (c *coalescer[Req, Res]) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = false
+	if c.running == 0 && len(c.queue) > 0 {
+		c.running++
+		go c.loop()
+	}
 }
 
 // loop sends batches until no call is waiting.
@@ -152,12 +188,21 @@ func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []stri
 	return evalPiped(ctx, conn, s, []scriptCall{{keys, args}})[0]
 }
 
+// ridePiped is runPiped for a call that rides (see coalescer.ride).
+func ridePiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return evalOn(ctx, conn, conn.ridden, s, []scriptCall{{keys, args}})[0]
+}
+
 // evalPiped runs s once per call on the shared pipeline and waits for the
 // replies. A node that has not cached the script answers NOSCRIPT; the call
 // is then sent again on its own with Run, which loads it.
 func evalPiped(ctx context.Context, conn *redisConn, s *redis.Script, calls []scriptCall) []*redis.Cmd {
+	return evalOn(ctx, conn, conn.piped, s, calls)
+}
+
+func evalOn(ctx context.Context, conn *redisConn, send func(context.Context, piped) error, s *redis.Script, calls []scriptCall) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
-	if err := conn.piped(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
+	if err := send(ctx, func(ctx context.Context, pipe redis.Pipeliner) {
 		for i, c := range calls {
 			cmds[i] = s.EvalSha(ctx, pipe, c.keys, c.args...)
 		}

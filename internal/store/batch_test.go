@@ -224,3 +224,62 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestCoalescerRidersGoWithTheNextCall queues riding calls while nothing
+// is in flight: none goes out on its own before a call that does, and all
+// go in that call's batch; a rider alone still goes out, in time.
+func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
+	var mu sync.Mutex
+	var batches [][]int
+	c := newCoalescer(4, func(ctx context.Context, batch []*batchCall[int, int]) {
+		mu.Lock()
+		b := make([]int, len(batch))
+		for i, call := range batch {
+			b[i] = call.req
+			call.res = call.req * 2
+		}
+		batches = append(batches, b)
+		mu.Unlock()
+	})
+	ctx := context.Background()
+	// Held off its flush, so that only the call that goes at once can
+	// send the riders.
+	c.mu.Lock()
+	c.armed = true
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := 1; i <= 3; i++ {
+		wg.Go(func() {
+			if got, err := c.ride(ctx, i); err != nil || got != 2*i {
+				t.Errorf("rider %d = %d, %v", i, got, err)
+			}
+		})
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == 3 })
+	mu.Lock()
+	if len(batches) != 0 {
+		t.Errorf("riders went out on their own: %v", batches)
+	}
+	mu.Unlock()
+	if got, err := c.do(ctx, 4); err != nil || got != 8 {
+		t.Fatalf("do = %d, %v", got, err)
+	}
+	wg.Wait()
+	mu.Lock()
+	if len(batches) != 1 || len(batches[0]) != 4 || batches[0][3] != 4 {
+		t.Errorf("batches = %v, want the three riders and the call in one", batches)
+	}
+	mu.Unlock()
+
+	c.mu.Lock()
+	c.armed = false
+	c.mu.Unlock()
+	if got, err := c.ride(ctx, 5); err != nil || got != 10 {
+		t.Fatalf("lone rider = %d, %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batches) != 2 || len(batches[1]) != 1 {
+		t.Errorf("batches = %v, want the lone rider in a batch of its own", batches)
+	}
+}

@@ -91,3 +91,10 @@ func (c *redisConn) piped(ctx context.Context, fn piped) error {
 	_, err := c.pipes.do(bctx, fn)
 	return done(err)
 }
+
+// ridden is piped for a call that rides (see coalescer.ride).
+func (c *redisConn) ridden(ctx context.Context, fn piped) error {
+	bctx, done := c.budget.bound(ctx)
+	_, err := c.pipes.ride(bctx, fn)
+	return done(err)
+}

@@ -41,6 +41,10 @@ func TestClusterSpreadAndDown(t *testing.T) {
 	ctx := testContext(t)
 	c := redistest.StartCluster(t, 3, 0)
 	s := openCluster(t, c, "spread")
+	// Its event log and delivery queues live in different slots.
+	if _, ok := store.RecordEnqueuerOf(s.EventLog()); ok {
+		t.Fatal("RecordEnqueue on Cluster")
+	}
 	refs := manyRefs(300)
 	owner := store.Owner{Tenant: "acme"}
 	if _, err := s.Ownership().Claim(ctx, "agent", refs, owner); err != nil {

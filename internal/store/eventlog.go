@@ -201,6 +201,9 @@ type Recorded struct {
 	// Configs are the task's push configs, oldest first, as they were when
 	// the event was logged.
 	Configs []PushConfig
+	// Digest names Configs as stored, for RecordEnqueue; "" from a store
+	// that has no RecordEnqueue.
+	Digest string
 }
 
 // MaxLiveMark bounds the live argument of EventLog.Record: a mark is a

@@ -46,8 +46,9 @@ import (
 //
 // A queue's stream is deleted when it empties, and its id set then expires
 // after DeliveryIDRetention; markers of ids that left the queue are trimmed
-// after DeliveryIDRetention on every write, while queued ids (+inf) never
-// are. Claiming an endpoint pushes its due score to the end of the lease
+// after DeliveryIDRetention by every write that removes deliveries (an
+// enqueue takes an older marker for no repeat), while queued ids (+inf)
+// never are. Claiming an endpoint pushes its due score to the end of the lease
 // (a visibility timeout), so other workers do not see it while it is being
 // worked on, and see it again should the worker die.
 //
@@ -110,7 +111,7 @@ const (
 const deliveryPrelude = luaEscape + `
 local F_ID, F_TASK, F_ENQ, F_PL = 2, 4, 6, 8
 local function add_entry(id, task, enq, pl)
-  redis.call('XADD', KEYS[1], '*', 'id', id, 'task', task, 'enq', enq, 'pl', pl)
+  return redis.call('XADD', KEYS[1], '*', 'id', id, 'task', task, 'enq', enq, 'pl', pl)
 end
 local function head()
   return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
@@ -132,26 +133,30 @@ local function trim_ids(retention)
 end
 local function added(id, enq_ns, len)
   redis.call('ZADD', KEYS[2], 'inf', id)
-  redis.call('PERSIST', KEYS[2])
   redis.call('INCR', KEYS[6])
   if len == 0 then
+    -- Only a queue that emptied has its ids expiring.
+    redis.call('PERSIST', KEYS[2])
     redis.call('ZADD', KEYS[5], ms_of(enq_ns), ARGV[1])
   end
   redis.call('ZADD', KEYS[4], 'NX', ARGV[2], ARGV[1])
 end
+local emptied = false
 local function removed(h, retention)
   redis.call('XDEL', KEYS[1], h[1])
   redis.call('ZADD', KEYS[2], ARGV[2], h[2][F_ID])
-  redis.call('HDEL', KEYS[3], h[2][F_ID])
   redis.call('DECR', KEYS[6])
   local nxt = head()
   if nxt then
+    redis.call('HDEL', KEYS[3], h[2][F_ID])
     redis.call('ZADD', KEYS[5], ms_of(nxt[2][F_ENQ]), ARGV[1])
   else
-    redis.call('DEL', KEYS[1])
+    -- Attempt logs are kept for queued deliveries only: none is left.
+    redis.call('DEL', KEYS[1], KEYS[3])
     redis.call('ZREM', KEYS[4], ARGV[1])
     redis.call('ZREM', KEYS[5], ARGV[1])
     redis.call('PEXPIRE', KEYS[2], retention)
+    emptied = true
   end
 end
 local function bury(h, reason, attempts)
@@ -186,21 +191,28 @@ end
 `
 
 // enqueue appends with ARGV[6] id, task, Enqueued ns, payload, max
-// length, id retention ms; it returns the outcome.
+// length, id retention ms; it returns the outcome. An id that left the
+// queue longer ago than the retention is not a repeat: the writes that
+// remove deliveries trim such ids. fresh is the entry it added to an empty
+// queue, which is then its head.
 const deliveryEnqueueFn = `
+local fresh = false
 local function enqueue()
   if redis.call('EXISTS', KEYS[8]) == 1 then
     return 'disabled'
   end
-  trim_ids(ARGV[11])
-  if redis.call('ZSCORE', KEYS[2], ARGV[6]) then
+  local left = redis.call('ZSCORE', KEYS[2], ARGV[6])
+  if left and (left == 'inf' or tonumber(left) >= tonumber(ARGV[2]) - tonumber(ARGV[11])) then
     return 'dup'
   end
   local len = redis.call('XLEN', KEYS[1])
   if len >= tonumber(ARGV[10]) then
     return 'full'
   end
-  add_entry(ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+  local sid = add_entry(ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+  if len == 0 then
+    fresh = {sid, {'id', ARGV[6], 'task', ARGV[7], 'enq', ARGV[8], 'pl', ARGV[9]}}
+  end
   added(ARGV[6], ARGV[8], len)
   return 'ok'
 end
@@ -239,12 +251,14 @@ for i = 10, #ARGV do
 end
 trim_ids(ARGV[6])
 local out, size = {}, 0
-for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
-  size = size + #(h[2][F_PL] or '')
-  if #out > 0 and size > tonumber(ARGV[9]) then
-    break
+if not emptied then
+  for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
+    size = size + #(h[2][F_PL] or '')
+    if #out > 0 and size > tonumber(ARGV[9]) then
+      break
+    end
+    out[#out + 1] = with_attempts(h)
   end
-  out[#out + 1] = with_attempts(h)
 end
 if #out == 0 and ARGV[7] ~= '' and redis.call('GET', KEYS[9]) == ARGV[7] then
   redis.call('DEL', KEYS[9])
@@ -339,13 +353,11 @@ return 'ok'
 // the holder holds it now.
 const deliveryClaim = `
 local function claim_as(holder, ttl)
-  local v = redis.call('GET', KEYS[9])
-  if not v then
-    redis.call('SET', KEYS[9], holder, 'PX', ttl)
-  elseif v == holder then
+  if not redis.call('SET', KEYS[9], holder, 'NX', 'PX', ttl) then
+    if redis.call('GET', KEYS[9]) ~= holder then
+      return false
+    end
     redis.call('PEXPIRE', KEYS[9], ttl)
-  else
-    return false
   end
   redis.call('ZADD', KEYS[4], 'XX', 'GT', string.format('%.0f', tonumber(ARGV[2]) + tonumber(ttl)), ARGV[1])
   return true
@@ -517,7 +529,9 @@ func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []str
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	v, err := runPiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
+	// Nobody's latency waits on what was delivered already: the
+	// acknowledgement rides with the next round trip.
+	v, err := ridePiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
 	if err != nil {
 		return nil, r.conn.fail("delivery ack", err)
 	}
@@ -868,7 +882,7 @@ func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued [
 var deliveryEnqueueClaimScript = redis.NewScript(deliveryPrelude + deliveryClaim + deliveryHeadReply + deliveryEnqueueFn + `
 local out = enqueue()
 if out == 'ok' and claim_as(ARGV[12], ARGV[13]) then
-  return {out, with_attempts(head())}
+  return {out, with_attempts(fresh or head())}
 end
 return {out}
 `)

@@ -51,11 +51,15 @@ if last then
 end
 redis.call('XADD', KEYS[1], string.format('%.0f', n) .. '-0', 'id', ARGV[1], 'at', ARGV[2], 'pl', ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], n)
-local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
-if excess > 0 then
-  for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
-    redis.call('XDEL', KEYS[1], e[1])
-    redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
+-- Entries are numbered from 1 without gaps, so up to max events the log
+-- holds no more than n.
+if n > tonumber(ARGV[4]) then
+  local excess = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4])
+  if excess > 0 then
+    for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', excess)) do
+      redis.call('XDEL', KEYS[1], e[1])
+      redis.call('HDEL', KEYS[2], e[2][2]) -- fields 'id', id, 'at', at, 'pl', payload, as XADD wrote them
+    end
   end
 end
 for i = 1, 3 do
@@ -213,15 +217,24 @@ func (l redisEventLog) recordKeys(agent, taskID string) []string {
 }
 
 func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
+	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID), l.recordArgs(id, payload, at, live)...).Slice()
+	if err != nil {
+		return Recorded{}, l.conn.fail("event log record", err)
+	}
+	return l.recorded(agent, taskID, res)
+}
+
+// recordArgs are the ARGV of eventRecordLua.
+func (l redisEventLog) recordArgs(id string, payload []byte, at time.Time, live time.Duration) []any {
 	var liveMS int64
 	if live > 0 {
 		liveMS = liveMillis(live)
 	}
-	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID),
-		id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS).Slice()
-	if err != nil {
-		return Recorded{}, l.conn.fail("event log record", err)
-	}
+	return []any{id, at.UnixNano(), payload, l.o.MaxEvents, l.o.Retention.Milliseconds(), liveMS}
+}
+
+// recorded reads the reply of eventRecordLua: {seq, added, config records}.
+func (l redisEventLog) recorded(agent, taskID string, res []any) (Recorded, error) {
 	if len(res) != 3 {
 		return Recorded{}, fmt.Errorf("store: event log record: unexpected reply of %d elements", len(res))
 	}
@@ -232,6 +245,7 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 		return Recorded{}, fmt.Errorf("store: event log record: unexpected sequence number %v", res[0])
 	}
 	r := Recorded{Seq: seq, Added: added == 1, Configs: make([]PushConfig, 0, len(recs))}
+	raw := make([]string, 0, len(recs))
 	for _, rec := range recs {
 		v, _ := rec.(string)
 		c, err := decodeStoredPushConfig(agent, taskID, []byte(v))
@@ -239,8 +253,10 @@ func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, pay
 			return Recorded{}, fmt.Errorf("store: event log record: %w", err)
 		}
 		r.Configs = append(r.Configs, c)
+		raw = append(raw, v)
 	}
 	sortPushConfigs(r.Configs)
+	r.Digest = configsDigest(raw)
 	return r, nil
 }
 

@@ -39,10 +39,10 @@ func (r *redisDeliveryLog) Add(ctx context.Context, agent, taskID string, a Task
 	b, _ := json.Marshal(taskAttemptJSON{Endpoint: a.Endpoint, ID: a.ID, At: a.At.UnixNano(), Status: a.Status, Latency: int64(a.Latency), Err: a.Err,
 		RetryAt: timeUnixNano(a.RetryAt)})
 	key := r.key(agent, taskID)
-	// Every delivery adds an entry, so the adds share pipelines with the
-	// delivery's other calls.
+	// Every delivery adds an entry, which rides with the delivery's other
+	// calls.
 	var cmds [3]redis.Cmder
-	err := r.conn.piped(ctx, func(ctx context.Context, p redis.Pipeliner) {
+	err := r.conn.ridden(ctx, func(ctx context.Context, p redis.Pipeliner) {
 		cmds = [3]redis.Cmder{p.RPush(ctx, key, b), p.LTrim(ctx, key, -MaxTaskAttempts, -1), p.Expire(ctx, key, TaskAttemptRetention)}
 	})
 	if err == nil {
