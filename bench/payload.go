@@ -81,8 +81,8 @@ func (w *wire) appendRequest(dst []byte, method, msgPrefix string, seq uint64, r
 		dst = append(dst, refs.taskID...)
 	}
 	if w.v == a2a.V03 {
-		// A 0.3 send returns at once unless it asks to block; 1.0 blocks
-		// unless asked not to.
+		// 0.3 SDKs name the blocking send explicitly (0.3 leaves its
+		// default to the agent); a 1.0 send blocks unless told not to.
 		return append(dst, `","role":"user","parts":[{"kind":"text","text":"benchmark request"}]},"configuration":{"blocking":true}}}`...)
 	}
 	return append(dst, `","role":"ROLE_USER","parts":[{"text":"benchmark request"}]}}}`...)
