@@ -18,6 +18,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Options size a run. Zero values take the defaults noted on each field,
@@ -210,7 +212,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}()
-	if r.wire, err = newWire(); err != nil {
+	if r.wire, err = newWire(a2a.V10); err != nil {
 		return nil, err
 	}
 	if r.apiKey, err = newAPIKey(); err != nil {
@@ -288,15 +290,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // runner carries one run's shared pieces between its phases.
 type runner struct {
-	o            Options
-	dir          string
-	ps           *procSet
-	wire         *wire
-	apiKey       string
-	gatewayBin   string
-	upstreamURL  string
-	upstream     *proc
-	nginxVersion string
+	o           Options
+	dir         string
+	ps          *procSet
+	wire        *wire
+	apiKey      string
+	gatewayBin  string
+	upstreamURL string
+	upstream    *proc
+	// upstream03URL is the 0.3 upstream, started for the bridged row in
+	// front of a 0.3 agent.
+	upstream03URL string
+	nginxVersion  string
 	// Started on first use by the rows that need them.
 	redis     *redisServer
 	redisSkip string

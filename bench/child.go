@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 	"github.com/a2a-gateway/a2a-gateway/internal/gateway"
 	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
@@ -54,10 +55,15 @@ func RunChild(ctx context.Context, args []string) error {
 func runUpstreamChild(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	version := fs.String("version", a2a.V10.String(), "the A2A version the upstream speaks: 1.0, or 0.3 for the bridged row in front of a 0.3 agent")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	w, err := newWire()
+	v, ok := a2a.ParseVersionName(*version)
+	if !ok {
+		return fmt.Errorf("-version: want 1.0 or 0.3, got %q", *version)
+	}
+	w, err := newWire(v)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"debug/buildinfo"
@@ -14,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
 )
 
@@ -89,6 +91,12 @@ type gatewaySetup struct {
 	redisAddr, keyPrefix string
 	// dedupeOff turns messageId deduplication off.
 	dedupeOff bool
+	// upstreamURL, when set, is the agent instead of the run's upstream.
+	upstreamURL string
+	// agentSpeaks, when set, gives the agent a bridge section: it speaks
+	// that version over JSON-RPC, and callers reach it over JSON-RPC in
+	// 1.0 and 0.3.
+	agentSpeaks a2a.Version
 	// extra replaces or adds whole top-level sections.
 	extra map[string]any
 }
@@ -116,8 +124,18 @@ func gatewayConfig(listen, admin, upstreamURL string, maxStreams int, setup gate
 		"log":          map[string]any{"level": "warn", "format": "json"},
 		"limits":       map[string]any{"max_streams": maxStreams},
 		"shutdown":     map[string]any{"timeout": "3s", "stream_grace": "1s"},
-		"agents":       []any{map[string]any{"name": agentName, "url": upstreamURL}},
 	}
+	agent := map[string]any{"name": agentName, "url": cmp.Or(setup.upstreamURL, upstreamURL)}
+	if setup.agentSpeaks != 0 {
+		iface := func(v a2a.Version) map[string]any {
+			return map[string]any{"version": v.String(), "binding": a2a.BindingJSONRPC.CardName()}
+		}
+		agent["bridge"] = map[string]any{
+			"agent": iface(setup.agentSpeaks),
+			"offer": []any{iface(a2a.V10), iface(a2a.V03)},
+		}
+	}
+	cfg["agents"] = []any{agent}
 	if setup.jwksURL != "" {
 		cfg["auth"] = map[string]any{"issuers": []any{map[string]any{
 			"name": issuerName, "issuer": issuerURL, "audiences": []string{audience},

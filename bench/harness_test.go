@@ -56,13 +56,13 @@ func TestHarnessTiny(t *testing.T) {
 	t.Log("\n" + progress.String())
 
 	_, redisErr := exec.LookPath("redis-server")
-	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway, TargetJWTRedis, TargetJWTRedisContext, TargetJWTRedisFollowUp, TargetJWTRedisDedupe} {
+	for _, name := range []string{TargetDirect, TargetBare, TargetBareTuned, TargetNginx, TargetGateway, TargetJWTRedis, TargetJWTRedisContext, TargetJWTRedisFollowUp, TargetJWTRedisDedupe, TargetBridge, TargetBridgeTo03} {
 		t.Run(name, func(t *testing.T) {
 			tr := rep.Target(name)
 			if tr == nil {
 				t.Fatal("target missing from the report")
 			}
-			redisRow := strings.HasPrefix(name, "gw-jwt-redis")
+			redisRow := strings.HasPrefix(name, "gw-")
 			if tr.Skipped != "" {
 				switch {
 				case name == TargetNginx:
@@ -105,6 +105,7 @@ func TestHarnessTiny(t *testing.T) {
 		for name, want := range map[string]requestShape{
 			TargetGateway: shapeOneShot, TargetJWTRedis: shapeOneShot, TargetJWTRedisDedupe: shapeOneShot,
 			TargetJWTRedisContext: shapeNewContext, TargetJWTRedisFollowUp: shapeFollowUp,
+			TargetBridge: shapeOneShot, TargetBridgeTo03: shapeOneShot,
 		} {
 			if tr := rep.Target(name); tr != nil && tr.Skipped == "" && tr.Load != want.String() {
 				t.Errorf("%s loaded with %q, want %q", name, tr.Load, want)
@@ -133,7 +134,8 @@ func TestHarnessTiny(t *testing.T) {
 	}
 	want := []string{TargetGateway, "idle SSE streams", "open loop", "targets:"}
 	if redisErr == nil {
-		want = append(want, "gateway rows", TargetJWTRedisContext, TargetJWTRedisDedupe, "request path", "JWKS fetches while measured")
+		want = append(want, "gateway rows", TargetJWTRedisContext, TargetJWTRedisDedupe, "request path", "JWKS fetches while measured",
+			"bridge / gw-jwt-redis-dedupe", bridgeVerdict)
 	}
 	for _, want := range want {
 		if !strings.Contains(table.String(), want) {

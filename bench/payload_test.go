@@ -15,7 +15,7 @@ import (
 )
 
 func TestTaskResultIsExactlyResponseSize(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestTaskResultIsExactlyResponseSize(t *testing.T) {
 }
 
 func TestCheckResult(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestCheckResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := checkResult(tt.body, tt.seq, tt.refs); (err == nil) != tt.ok {
+			if err := checkResult(tt.body, ResponseSize, tt.seq, tt.refs); (err == nil) != tt.ok {
 				t.Fatalf("checkResult = %v, want ok=%v", err, tt.ok)
 			}
 		})
@@ -96,7 +96,7 @@ func TestCheckResult(t *testing.T) {
 }
 
 func TestTaskIDOf(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestTaskIDOf(t *testing.T) {
 }
 
 func TestUpstreamAnswersAndRefuses(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestUpstreamAnswersAndRefuses(t *testing.T) {
 			if tt.status != http.StatusOK {
 				return
 			}
-			if err := checkResult(got.Bytes(), 3, tt.refs); err != nil {
+			if err := checkResult(got.Bytes(), ResponseSize, 3, tt.refs); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Contains(got.Bytes(), []byte(`"state":"`+tt.state+`"`)) {
@@ -169,7 +169,7 @@ func TestUpstreamAnswersAndRefuses(t *testing.T) {
 }
 
 func TestRunLoadCountsErrors(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestRunLoadCountsErrors(t *testing.T) {
 // answers in the task and context a request names: the loader's own
 // check of every answer then proves that the ids went out and came back.
 func TestLoadShapes(t *testing.T) {
-	w, err := newWire()
+	w, err := newWire(a2a.V10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,14 @@ const (
 	// MaxDedupeRoundTrips: dedupe adds at most this many request-path
 	// round trips to a first-seen request, on the same load.
 	MaxDedupeRoundTrips = 1.0
+	// MaxBridgeCPURatio: bridging a 0.3 JSON-RPC client to a 1.0 JSON-RPC
+	// agent adds at most 20% to the gateway's CPU per request of the same
+	// row unbridged.
+	MaxBridgeCPURatio = 1.2
 )
+
+// bridgeVerdict names the bridging target in the report.
+const bridgeVerdict = "bridged / unbridged gateway CPU per request"
 
 // Report is everything one run measured.
 type Report struct {
@@ -51,6 +58,9 @@ type Report struct {
 	// GatewayRatios compare the gateway rows with one another; absent when
 	// the rows they need were not measured.
 	GatewayRatios *GatewayRatios `json:"gateway_ratios,omitempty"`
+	// Bridge compares the bridged rows with their unbridged twin; absent
+	// when either was not measured.
+	Bridge *BridgeRatios `json:"bridge,omitempty"`
 	// OpenLoop is the fixed-rate measurement; absent when skipped.
 	OpenLoop *OpenLoopResult `json:"open_loop,omitempty"`
 	Streams  *StreamResult   `json:"streams,omitempty"`
@@ -107,6 +117,19 @@ type GatewayRatios struct {
 	DedupeRowsDiffer       float64 `json:"dedupe_rows_differ_round_trips,omitempty"`
 }
 
+// BridgeRatios are the bridged rows' gateway CPU per answered request
+// over the full-policy row's, in the same run: the 0.3 client in front of
+// the 1.0 agent (the target), and the 1.0 client in front of a 0.3 agent
+// when measured (zero otherwise).
+type BridgeRatios struct {
+	TwinCPUMicros float64 `json:"unbridged_gateway_cpu_us"`
+	CPUMicros     float64 `json:"bridged_gateway_cpu_us"`
+	CPU           float64 `json:"bridged_vs_unbridged_cpu"`
+	Throughput    float64 `json:"bridged_vs_unbridged_throughput"`
+	To03CPUMicros float64 `json:"to_03_gateway_cpu_us,omitempty"`
+	To03CPU       float64 `json:"to_03_vs_unbridged_cpu,omitempty"`
+}
+
 // Verdict is one target and whether this run met it.
 type Verdict struct {
 	Name   string  `json:"name"`
@@ -151,6 +174,7 @@ func (r *Report) evaluate() {
 		)
 	}
 	r.evaluateGateways()
+	r.evaluateBridge()
 	r.evaluateOpenLoop()
 	if s := r.Streams; s != nil && s.Opened > 0 {
 		v := Verdict{Name: "RSS per idle stream (KiB)", Value: s.RSSPerStreamKiB,
@@ -233,6 +257,32 @@ func (r *Report) evaluateGateways() {
 		)
 	}
 	r.GatewayRatios = q
+}
+
+// evaluateBridge compares the bridged rows with the full-policy row they
+// are twins of. A row that answered any request wrongly fails the target:
+// an error can be cheaper than a translated answer.
+func (r *Report) evaluateBridge() {
+	tr, tu := r.gatewayRow(TargetJWTRedisDedupe)
+	br, bu := r.gatewayRow(TargetBridge)
+	if tr == nil || br == nil || tu.GatewayCPUMicros <= 0 {
+		return
+	}
+	b := &BridgeRatios{
+		TwinCPUMicros: tu.GatewayCPUMicros, CPUMicros: bu.GatewayCPUMicros,
+		CPU: bu.GatewayCPUMicros / tu.GatewayCPUMicros, Throughput: br.RPS / tr.RPS,
+	}
+	if xr, xu := r.gatewayRow(TargetBridgeTo03); xr != nil {
+		b.To03CPUMicros, b.To03CPU = xu.GatewayCPUMicros, xu.GatewayCPUMicros/tu.GatewayCPUMicros
+	}
+	v := Verdict{Name: bridgeVerdict, Value: b.CPU, Limit: fmt.Sprintf("<= %.2fx", MaxBridgeCPURatio), Met: b.CPU <= MaxBridgeCPURatio,
+		Detail: fmt.Sprintf("%.0f / %.0f µs, %s / %s", b.CPUMicros, b.TwinCPUMicros, TargetBridge, TargetJWTRedisDedupe)}
+	if n := br.Errors + tr.Errors; n > 0 {
+		v.Met = false
+		v.Detail += fmt.Sprintf("; %d requests answered wrongly", n)
+	}
+	r.Verdicts = append(r.Verdicts, v)
+	r.Bridge = b
 }
 
 // formatOps lists round trips per request by op: "pipeline 2.00, evalsha 1.00".
@@ -378,6 +428,13 @@ func (r *Report) writeGatewayTable(b *strings.Builder) {
 			q.DedupeThroughput, q.DedupeP99, q.DedupeRequestPathAdded, q.DedupeBackgroundAdded, q.DedupeRowsDiffer)
 		fmt.Fprintf(b, "                           its own: %.2f claims waited for + %.2f records settled after the answer, in shared pipelines\n",
 			q.DedupeWaited, q.DedupeAfterAnswer)
+	}
+	if x := r.Bridge; x != nil {
+		fmt.Fprintf(b, "\nbridge / gw-jwt-redis-dedupe: gateway CPU per request %.2fx (%.0f / %.0f µs), throughput %.2fx; 0.3 client, 1.0 agent\n",
+			x.CPU, x.CPUMicros, x.TwinCPUMicros, x.Throughput)
+		if x.To03CPU > 0 {
+			fmt.Fprintf(b, "                              gateway CPU per request %.2fx (%.0f µs) with a 1.0 client and a 0.3 agent\n", x.To03CPU, x.To03CPUMicros)
+		}
 	}
 }
 

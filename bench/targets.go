@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 )
 
 // Names of the throughput targets, as they appear in the report.
@@ -30,8 +33,16 @@ const (
 	// follow-up in the caller's own task and context: the lookup path.
 	TargetJWTRedisFollowUp = "gw-jwt-redis-followup"
 	// TargetJWTRedisDedupe is TargetJWTRedis, same load, with messageId
-	// dedupe on.
+	// dedupe on: every policy the gateway has, the full-policy row.
 	TargetJWTRedisDedupe = "gw-jwt-redis-dedupe"
+	// TargetBridge is TargetJWTRedisDedupe with a 0.3 JSON-RPC client in
+	// front of the same 1.0 JSON-RPC upstream, which the agent's bridge
+	// section opts into: what bridging adds is the difference between the
+	// two rows. They are the bridged row and its unbridged twin.
+	TargetBridge = "gw-bridge"
+	// TargetBridgeTo03 is the bridge the other way: a 1.0 JSON-RPC client
+	// in front of an upstream that speaks 0.3 JSON-RPC.
+	TargetBridgeTo03 = "gw-bridge-to-03"
 
 	requestTimeout   = 10 * time.Second
 	streamsParallel  = 32
@@ -69,6 +80,10 @@ type targetRun struct {
 	gw    *runningGateway
 	store string
 	jwks  func() int64
+	// Bridged rows only: the clients' version, when not 1.0, and that the
+	// answers are translated.
+	client     *wire
+	translated bool
 }
 
 func (r *runner) targets() []target {
@@ -119,6 +134,8 @@ func (r *runner) targets() []target {
 		r.jwtRedisTarget(TargetJWTRedisContext, "JWT, Redis, new context per request, dedupe off", shapeNewContext, true),
 		r.jwtRedisTarget(TargetJWTRedisFollowUp, "JWT, Redis, follow-ups in own task, dedupe off", shapeFollowUp, true),
 		r.jwtRedisTarget(TargetJWTRedisDedupe, "JWT, Redis, one-shot sends, dedupe on", shapeOneShot, false),
+		r.bridgeTarget(TargetBridge, "gw-jwt-redis-dedupe, 0.3 JSON-RPC client, bridge to a 1.0 JSON-RPC agent", a2a.V03, a2a.V10),
+		r.bridgeTarget(TargetBridgeTo03, "gw-jwt-redis-dedupe, 1.0 JSON-RPC client, bridge to a 0.3 JSON-RPC agent", a2a.V10, a2a.V03),
 	}
 }
 
@@ -126,6 +143,31 @@ func (r *runner) targets() []target {
 // harness's JWKS and keeps its state in the run's Redis, under a key
 // prefix of its own so that rows cannot see each other's records.
 func (r *runner) jwtRedisTarget(name, label string, shape requestShape, dedupeOff bool) target {
+	return r.redisGatewayTarget(name, label, shape, dedupeOff, nil)
+}
+
+// bridgeTarget is the full-policy row (JWT, Redis, dedupe, one-shot sends)
+// with clients of version client in front of an upstream of version agent,
+// which the gateway bridges.
+func (r *runner) bridgeTarget(name, label string, client, agent a2a.Version) target {
+	return r.redisGatewayTarget(name, label, shapeOneShot, false, func(ctx context.Context, setup *gatewaySetup, run *targetRun) error {
+		w, err := newWire(client)
+		if err != nil {
+			return err
+		}
+		run.client, run.translated = w, true
+		setup.agentSpeaks = agent
+		if agent == a2a.V03 {
+			setup.upstreamURL, err = r.upstream03(ctx)
+		}
+		return err
+	})
+}
+
+// redisGatewayTarget is a gateway with JWT authentication and Redis; bridge,
+// when set, turns it into a bridged row before the gateway starts.
+func (r *runner) redisGatewayTarget(name, label string, shape requestShape, dedupeOff bool,
+	bridge func(ctx context.Context, setup *gatewaySetup, run *targetRun) error) target {
 	if r.o.ProfileDir != "" {
 		label += " (in-process, CPU profiler on)"
 	}
@@ -142,15 +184,32 @@ func (r *runner) jwtRedisTarget(name, label string, shape requestShape, dedupeOf
 			jwksURL: is.url(name), algorithm: is.algorithm,
 			redisAddr: rs.addr, keyPrefix: "a2abench." + name, dedupeOff: dedupeOff,
 		}
+		run := &targetRun{creds: creds, shape: shape, store: storeRedis, jwks: func() int64 { return is.fetchCount(name) }}
+		if bridge != nil {
+			if err := bridge(ctx, &setup, run); err != nil {
+				return nil, "", err
+			}
+		}
 		gw, err := r.launchGateway(ctx, name, r.o.Concurrency+64, r.o.ProfileDir != "", setup)
 		if err != nil {
 			return nil, "", err
 		}
-		return &targetRun{
-			url: gw.url, stop: gw.proc.stop, creds: creds, shape: shape,
-			gw: gw, store: storeRedis, jwks: func() int64 { return is.fetchCount(name) },
-		}, "", nil
+		run.url, run.stop, run.gw = gw.url, gw.proc.stop, gw
+		return run, "", nil
 	}}
+}
+
+// upstream03 is the URL of an upstream speaking 0.3, started on first use;
+// the run's own upstream speaks 1.0.
+func (r *runner) upstream03(ctx context.Context) (string, error) {
+	if r.upstream03URL == "" {
+		u, _, err := r.startSelf(ctx, "upstream", "-version", a2a.V03.String())
+		if err != nil {
+			return "", fmt.Errorf("the 0.3 upstream: %w", err)
+		}
+		r.upstream03URL = u
+	}
+	return r.upstream03URL, nil
 }
 
 // redisServer starts the run's Redis on first use, or says why the rows
@@ -250,7 +309,7 @@ func (r *runner) throughput(ctx context.Context) ([]TargetResult, *OpenLoopResul
 		}
 		out[len(out)-1].Load = run.shape.String()
 		defer run.stop()
-		l, err := newLoader(r.wire, loadSpec{URL: run.url, Creds: run.creds, Shape: run.shape, Concurrency: r.o.Concurrency, Timeout: requestTimeout})
+		l, err := newLoader(cmp.Or(run.client, r.wire), loadSpec{URL: run.url, Creds: run.creds, Shape: run.shape, Concurrency: r.o.Concurrency, Timeout: requestTimeout, Translated: run.translated})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -15,9 +16,12 @@ func checkJSON(b []byte) error {
 	if !utf8.Valid(b) {
 		return ambiguous("not UTF-8")
 	}
-	// Sized for typical answers; deeper or wider ones grow them.
-	c := jsonChecker{stack: make([]jsonFrame, 0, 8), keys: make([][]byte, 0, 32)}
-	return c.check(b)
+	// Every request and answer is checked, a bridged one three or four
+	// times: the checkers' buffers are reused rather than made each time.
+	c := checkers.Get().(*jsonChecker)
+	err := c.check(b)
+	c.reset()
+	return err
 }
 
 // smallObject is the member count up to which an object's names are
@@ -33,6 +37,30 @@ type jsonFrame struct {
 type jsonChecker struct {
 	stack []jsonFrame
 	keys  [][]byte
+}
+
+// Buffers sized for typical answers; deeper or wider ones grow them, and
+// a checker grown beyond maxPooledKeys names is not kept.
+const (
+	pooledFrames  = 8
+	pooledKeys    = 32
+	maxPooledKeys = 256
+)
+
+var checkers = sync.Pool{New: func() any {
+	return &jsonChecker{stack: make([]jsonFrame, 0, pooledFrames), keys: make([][]byte, 0, pooledKeys)}
+}}
+
+// reset returns c to the pool, holding no part of the checked JSON (the
+// names point into it) and none of its name sets.
+func (c *jsonChecker) reset() {
+	if cap(c.keys) > maxPooledKeys || cap(c.stack) > maxPooledKeys {
+		return
+	}
+	clear(c.keys[:cap(c.keys)])
+	clear(c.stack[:cap(c.stack)])
+	c.keys, c.stack = c.keys[:0], c.stack[:0]
+	checkers.Put(c)
 }
 
 var errJSON = fmt.Errorf("%w: invalid JSON", ErrNotA2A)

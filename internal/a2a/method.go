@@ -115,13 +115,22 @@ var rpcMethods = map[string]rpcMethod{
 	"tasks/pushNotification/get": {MethodPushConfigGet, VLegacy},
 }
 
-// RPCMethodName is the JSON-RPC method name for m in version v ("" when
-// the version has none). Used by the gateway when it calls an agent itself.
-func RPCMethodName(m Method, v Version) string {
+// rpcMethodNames is rpcMethods the other way round: every bridged
+// JSON-RPC request is spelled with it, so it is not searched for.
+var rpcMethodNames = func() map[rpcMethod]string {
+	names := make(map[rpcMethod]string, len(rpcMethods))
 	for name, rm := range rpcMethods {
-		if rm.method == m && rm.version == v {
-			return name
-		}
+		names[rm] = name
+	}
+	return names
+}()
+
+// RPCMethodName is the JSON-RPC method name for m in version v ("" when
+// the version has none). Used by the gateway when it calls an agent itself
+// and when it bridges a request to a JSON-RPC agent.
+func RPCMethodName(m Method, v Version) string {
+	if name, ok := rpcMethodNames[rpcMethod{method: m, version: v}]; ok {
+		return name
 	}
 	if v == VLegacy { // the shared 0.3 names
 		return RPCMethodName(m, V03)

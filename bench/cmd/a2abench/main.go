@@ -83,6 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Nginx, "nginx", "", `nginx binary (by default looked up on PATH; "off" skips nginx)`)
 	fs.StringVar(&o.RedisServer, "redis-server", "", `redis-server binary for the gw-jwt-redis rows (by default looked up on PATH; "off" skips them)`)
 	fs.StringVar(&o.ProfileDir, "pprof", "", "run every gateway in-process with the CPU profiler, writing profiles to this directory")
+	bridgeOnly := fs.Bool("bridge", false, "measure only the bridged rows and their unbridged twin, briefly (-duration 6s -warmup 1s unless given; no open loop, streams or push relay)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	timeout := fs.Duration("timeout", 8*time.Minute, "abort the whole run after this long")
 	fs.Usage = func() {
@@ -104,6 +105,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *bridgeOnly {
+		quickBridge(fs, &o)
 	}
 	if o.Streams == 0 {
 		o.Streams = -1
@@ -132,4 +136,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return err
+}
+
+// quickBridge narrows a run to the bridge target's rows, for working on
+// the bridge: the full-policy row and the bridged rows in alternating
+// rounds, with a short default duration, and no other phase.
+func quickBridge(fs *flag.FlagSet, o *bench.Options) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["targets"] {
+		o.Targets = []string{bench.TargetJWTRedisDedupe, bench.TargetBridge, bench.TargetBridgeTo03}
+	}
+	if !set["duration"] {
+		o.Duration = 6 * time.Second
+	}
+	if !set["warmup"] {
+		o.Warmup = time.Second
+	}
+	o.Streams, o.OpenRate, o.PushTasks = 0, 0, 0
 }
