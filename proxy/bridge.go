@@ -173,12 +173,13 @@ func (g *Gateway) forwardBridged(w http.ResponseWriter, r *http.Request, s *Scop
 	}
 	c.agentOp = *s.Op
 	c.agentOp.Version, c.agentOp.Binding, c.agentOp.RPCID = c.to.Version, c.to.Binding, id
+	task := c.readTask()
 	ans, err := agent.send(c, up)
 	if err != nil {
 		return err
 	}
 	defer ans.Close()
-	ans = c.taskFirst(ans)
+	ans = c.taskFirst(ans, task)
 	if ans.stream() {
 		return c.relayStream(w, ans)
 	}

@@ -204,21 +204,48 @@ func (g *Gateway) agentTask(ctx context.Context, a *Agent, taskID, tenant string
 	return ev, event, nil
 }
 
+// readTask starts reading the task of a forwarded 1.0 subscription to a
+// bridged agent of another version (needsTaskFirst) with agentTask, and
+// returns what waits for it; nil when the subscription needs no task. The
+// read goes out with the subscription, not after: an agent may send
+// nothing, not even its stream's headers, before its first event (a2a-go's
+// servers do not), and a task read only then would already hold the events
+// relayed after it.
+func (c *bridgeCall) readTask() func() (a2a.Event, []byte, error) {
+	if !needsTaskFirst(c.s.Op.Method, c.from, c.to) {
+		return nil
+	}
+	type read struct {
+		ev   a2a.Event
+		task []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		ev, task, err := c.g.agentTask(c.ctx, c.s.Agent, c.s.Op.TaskID, c.s.Op.Tenant)
+		done <- read{ev, task, err}
+	}()
+	return func() (a2a.Event, []byte, error) {
+		r := <-done
+		return r.ev, r.task, r.err
+	}
+}
+
 // taskFirst makes a forwarded 1.0 subscription to a bridged agent of
 // another version start with the task (needsTaskFirst): when the agent's
-// first event is not the task, the task is read (agentTask) and relayed
-// before it, like any event of the agent's stream.
-func (c *bridgeCall) taskFirst(ans agentAnswer) agentAnswer {
-	if !ans.stream() || !needsTaskFirst(c.s.Op.Method, c.from, c.to) {
+// first event is not the task, the task read alongside the subscription
+// (readTask) is relayed before it, like any event of the agent's stream.
+func (c *bridgeCall) taskFirst(ans agentAnswer, task func() (a2a.Event, []byte, error)) agentAnswer {
+	if !ans.stream() || task == nil {
 		return ans
 	}
-	return &taskFirstAnswer{agentAnswer: ans, c: c}
+	return &taskFirstAnswer{agentAnswer: ans, task: task}
 }
 
 // taskFirstAnswer is an agent's stream with the task put first.
 type taskFirstAnswer struct {
 	agentAnswer
-	c       *bridgeCall
+	task    func() (a2a.Event, []byte, error)
 	started bool
 	// held is the agent's first event, relayed after the task.
 	held       *a2a.Event
@@ -239,7 +266,7 @@ func (t *taskFirstAnswer) next() (a2a.Event, []byte, bool, error) {
 	if ev.Kind == a2a.EventTask || ev.Kind == a2a.EventError {
 		return ev, result, false, nil
 	}
-	tev, task, terr := t.c.g.agentTask(t.c.ctx, t.c.s.Agent, t.c.s.Op.TaskID, t.c.s.Op.Tenant)
+	tev, task, terr := t.task()
 	if terr != nil {
 		return a2a.Event{}, nil, false, &upstreamFailure{
 			err:    terr,
