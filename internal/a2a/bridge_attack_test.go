@@ -1,0 +1,113 @@
+package a2a
+
+import (
+	"slices"
+	"testing"
+)
+
+// readAs reads an answer as the gateway reads one in form f: through
+// ReadAnswer in f's version, gRPC through its protobuf JSON (which is the
+// HTTP+JSON binding's), JSON-RPC in its envelope.
+func readAs(m Method, f Form, result []byte) (Event, error) {
+	op := Operation{Method: m, Version: f.Version, Binding: f.Binding, RPCID: []byte(`7`)}
+	payload := result
+	switch f.Binding {
+	case BindingGRPC:
+		op.Binding = BindingREST
+	case BindingJSONRPC:
+		payload = RPCResultFrame(op.RPCID, result)
+	}
+	ev, _, err := ReadAnswer(&op, payload)
+	return ev, err
+}
+
+// sameEvent compares what the gateway reads of an answer before and
+// after translation: what ownership, lifecycle and dedupe act on.
+func sameEvent(a, b Event) bool {
+	ra, rb := slices.Clone(a.ReferenceTaskIDs), slices.Clone(b.ReferenceTaskIDs)
+	slices.Sort(ra)
+	slices.Sort(rb)
+	return a.Kind == b.Kind && a.TaskID == b.TaskID && a.ContextID == b.ContextID && a.State == b.State && slices.Equal(ra, rb)
+}
+
+// checkAgreement: an answer the gateway reads in the agent's form and the
+// bridge translates reads the same in the caller's form, so the ids the
+// gateway judged are the ids the caller gets; and an answer the gateway
+// refuses in the agent's form is not what the bridge is asked about.
+func checkAgreement(t *testing.T, m Method, from, to Form, in []byte) {
+	t.Helper()
+	before, err := readAs(m, from, in)
+	if err != nil || !answersWithTask(m) {
+		return
+	}
+	out, err := TranslateResult(m, in, from, to)
+	if err != nil {
+		return
+	}
+	after, err := readAs(m, to, out)
+	if err != nil {
+		t.Fatalf("%s %s -> %s: the translation is refused in the caller's form: %v\n in: %s\nout: %s", m, from, to, err, in, out)
+	}
+	if !sameEvent(before, after) {
+		t.Fatalf("%s %s -> %s: read %+v before and %+v after translation\n in: %s\nout: %s", m, from, to, before, after, in, out)
+	}
+}
+
+// FuzzBridgeAgreement: ReadAnswer and TranslateResult agree on every
+// answer both accept.
+func FuzzBridgeAgreement(f *testing.F) {
+	for _, c := range resultCases() {
+		for _, in := range []string{c.a10, c.a03, c.p10, c.p03} {
+			f.Add(uint8(c.m), uint8(0), uint8(3), []byte(in))
+		}
+	}
+	for _, in := range agreementAttacks {
+		f.Add(uint8(in.m), uint8(slices.Index(bridgeForms, in.from)), uint8(slices.Index(bridgeForms, in.to)), []byte(in.in))
+	}
+	f.Fuzz(func(t *testing.T, m, i, j uint8, in []byte) {
+		method := Method(m % uint8(len(methodNames)))
+		from, to := bridgeForms[int(i)%len(bridgeForms)], bridgeForms[int(j)%len(bridgeForms)]
+		checkAgreement(t, method, from, to, in)
+	})
+}
+
+// agreementAttacks are answers spelled one step off the usual: every one
+// must be refused, or read the same on both sides of the bridge.
+var agreementAttacks = []struct {
+	m        Method
+	from, to Form
+	in       string
+}{
+	{MethodGetTask, form10, form03, `{"id":"t1","contextId":"c1","TaskId":"t2","status":{"state":"TASK_STATE_WORKING"}}`},
+	{MethodGetTask, form10, form03, `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"history":[{"messageId":"m","role":"ROLE_AGENT","parts":[],"t\u0061skId":"t2"}]}`},
+	{MethodGetTask, form10, form03, `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"artifacts":[{"artifactId":"a","parts":[{"text":"x"}],"metadata":{"taskId":"t2"}}]}`},
+	{MethodGetTask, form03, form10, `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working","message":{"kind":"message","messageId":"m","role":"agent","parts":[],"taskId":"t2"}}}`},
+	{MethodGetTask, form03, form10, `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"working"},"history":[{"kind":"message","messageId":"m","role":"agent","parts":[],"referenceTaskIds":["other"]}]}`},
+	{MethodGetTask, form03REST, form10, `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","update":{"messageId":"m","role":"ROLE_AGENT","content":[],"taskId":"t2"}}}`},
+	{MethodGetTask, form03REST, form03, `{"id":"t1","context_id":"c2","status":{"state":"TASK_STATE_WORKING"}}`},
+	{MethodGetTask, form10, form03REST, `{"id":"t1","contextId":"c1","status":{"state":5}}`},
+	{MethodGetTask, form10, form03, `{"id":"t1","contextId":"c1","status":{"state":"task_state_completed"}}`},
+	{MethodGetTask, form03, form10, `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"Completed"}}`},
+	{MethodGetTask, form03, form10, `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"cancelled"}}`},
+	{MethodSend, form10, form03, `{"task":{"id":"t1","contextId":"c1"},"message":{"messageId":"m","role":"ROLE_AGENT","parts":[]}}`},
+	{MethodSend, form03, form10, `{"kind":"message","messageId":"m","role":"agent","parts":[],"id":"t1","status":{"state":"working"}}`},
+	{MethodSend, form03, form10, `{"kind":"message","messageId":"m","role":"agent","parts":[],"taskId":"t1","referenceTaskIds":["t2","t2"]}`},
+	{MethodStream, form03, form10, `{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"working"},"final":true}`},
+	{MethodStream, form03, form10, `{"kind":"status-update","id":"t1","contextId":"c1","status":{"state":"working"},"final":false}`},
+	{MethodStream, form03, form10, `{"kind":"artifact-update","taskId":"t1","contextId":"c1","artifact":{"artifactId":"a","parts":[]},"id":"t2"}`},
+	{MethodStream, form03REST, form03, `{"msg":{"messageId":"m","role":"ROLE_AGENT","content":[],"taskId":"t1"}}`},
+	{MethodStream, form10, form03, `{"statusUpdate":{"taskId":"t1\u0000","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}`},
+	{MethodStream, form10, form03, `{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"m","role":"ROLE_AGENT","parts":[],"contextId":"c9"}}}}`},
+}
+
+// TestBridgeAgreementAttacks runs the attack answers through every pair of
+// forms.
+func TestBridgeAgreementAttacks(t *testing.T) {
+	for _, a := range agreementAttacks {
+		for _, from := range bridgeForms {
+			for _, to := range bridgeForms {
+				checkAgreement(t, a.m, from, to, []byte(a.in))
+			}
+		}
+	}
+}
