@@ -1,7 +1,12 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
@@ -126,4 +131,158 @@ func replaceMID(msg, id string) string {
 		}
 	}
 	return msg
+}
+
+// agentForm is the form a bridged misbehaving agent speaks: the attack
+// suite's answers are spelled in it.
+type agentForm struct {
+	call
+	binding string
+}
+
+var agentForms = []agentForm{
+	{call{a2a.V10, false}, "JSONRPC"}, {call{a2a.V03, false}, "JSONRPC"},
+	{call{a2a.V10, true}, "HTTP+JSON"}, {call{a2a.V03, true}, "HTTP+JSON"},
+}
+
+// errorOf reads the error a caller in form c got: the whole answer, or the
+// last event of a stream.
+func errorOf(t *testing.T, c call, resp *http.Response, body []byte, stream bool) (code int, raw []byte) {
+	t.Helper()
+	raw = body
+	if stream && strings.HasPrefix(resp.Header.Get("Content-Type"), a2a.SSEContentType) {
+		lines := bytes.Split(bytes.TrimSpace(body), []byte("\n"))
+		raw = bytes.TrimPrefix(lines[len(lines)-1], []byte("data: "))
+	}
+	if c.rest {
+		ev, err := a2a.ReadRESTError(c.v, raw)
+		if err != nil {
+			t.Fatalf("not a %s error (%v): %s", c, err, body)
+		}
+		return ev.ErrorCode, raw
+	}
+	var got struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil || got.Error == nil {
+		t.Fatalf("not a JSON-RPC error (%v): %s", err, body)
+	}
+	return got.Error.Code, raw
+}
+
+// untranslatable is what the bridge says of an answer it cannot spell in
+// the caller's form.
+const untranslatable = "the agent's answer cannot be spelled in"
+
+// The unbridged answer attack suite (answer_attack_test.go) through the
+// bridge: an agent in each JSON form answering tenant B, through a bridged
+// mount, with A's task id in every shape a reader could misread, in the
+// agent's own form. B, calling in every other form, gets the error the
+// unbridged suite wants (by its code, in B's form), never A's id.
+func TestBridgeAnswerAttacks(t *testing.T) {
+	agent := &misbehaving{}
+	mounts := make([]string, len(agentForms))
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		for i, af := range agentForms {
+			// A server of its own per mount: the mounts keep their records apart.
+			evil := httptest.NewServer(agent)
+			t.Cleanup(evil.Close)
+			mounts[i] = "evil-" + strconv.Itoa(i)
+			cfg.Agents = append(cfg.Agents, config.Agent{Name: mounts[i], URL: evil.URL,
+				Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: af.v.String(), Binding: af.binding}}})
+		}
+	})
+	a := newCaller(t, env)
+	a.token = env.Token(t, "tenant-a", "alice")
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	calls := []call{{a2a.V10, false}, {a2a.V03, false}, {a2a.V10, true}, {a2a.V03, true}}
+
+	n := 0
+	for i, af := range agentForms {
+		mount := env.Gateway + "/agents/" + mounts[i]
+		create := func(t *testing.T, who *caller, c call, id string) {
+			t.Helper()
+			agent.set(func(m *script) { m.honest = id })
+			rq := c.request(a2a.MethodSend, "", who.nextID("m"))
+			rq.path = mount + rq.path
+			resp, body := who.do(t, rq)
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(id)) {
+				t.Fatalf("creating %s through the bridge: HTTP %d %s", id, resp.StatusCode, body)
+			}
+		}
+		for _, c := range calls {
+			if c == af.call {
+				continue // not bridged
+			}
+			name := "agent " + af.String() + "/caller " + c.String()
+			slug := strings.NewReplacer(" ", "-", "/", "-").Replace(name)
+			ta, tb := "task-of-a-"+slug, "task-of-b-"+slug
+			create(t, a, c, ta)
+			create(t, b, c, tb)
+			for _, op := range []a2a.Method{a2a.MethodSend, a2a.MethodGetTask, a2a.MethodCancelTask, a2a.MethodStream} {
+				for _, at := range attacks() {
+					for _, mid := range []bool{false, true} {
+						if mid && (op != a2a.MethodStream || at.jsonOnly) || at.streamOnly && op != a2a.MethodStream {
+							continue
+						}
+						sub := name + "/" + op.String() + "/" + at.name
+						if mid {
+							sub += "/after a first event"
+						}
+						t.Run(sub, func(t *testing.T) {
+							n++
+							rpcID := b.nextID("r")
+							// The agent is asked with the caller's JSON-RPC id, or
+							// the bridge's own for a caller without one.
+							agentID := `1`
+							if !c.rest {
+								agentID = `"` + rpcID + `"`
+							}
+							x := &attackCall{v: af.v, rest: af.rest, op: op, rpcID: agentID, ta: ta, tb: tb}
+							agent.set(func(m *script) {
+								m.status, m.body = at.status, at.body(x)
+								if op == a2a.MethodStream && !at.jsonOnly {
+									m.sse = true
+									if mid {
+										m.first = x.answer(x.result(x.own()))
+									}
+								}
+							})
+							task := ""
+							if op == a2a.MethodGetTask || op == a2a.MethodCancelTask {
+								task = tb
+							}
+							rq := c.request(op, task, rpcID)
+							rq.path = mount + rq.path
+							resp, body := b.do(t, rq)
+							noForeignID(t, ta, resp, body)
+							if mid && !bytes.Contains(body, []byte(tb)) {
+								t.Fatalf("stream\n%s\nwant B's event first", body)
+							}
+							status, want := c.wantError(at.want, rpcID)
+							if op != a2a.MethodStream && resp.StatusCode != status && !bytes.Contains(body, []byte(untranslatable)) {
+								t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
+							}
+							code, raw := errorOf(t, c, resp, body, op == a2a.MethodStream)
+							wantCode, _ := errorOf(t, c, &http.Response{}, want, false)
+							if at.want == a2a.ErrTaskNotFound && bytes.Contains(raw, []byte(untranslatable)) {
+								// The bridge refused the answer's shape before its ids were
+								// judged: that refusal says nothing of whose they are.
+								return
+							}
+							if code != wantCode || c.rest && c.v == a2a.V10 && !bytes.Contains(raw, []byte(at.want.Reason)) {
+								t.Fatalf("got error %d: %s\nwant %d: %s", code, body, wantCode, want)
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+	if n < 600 {
+		t.Fatalf("only %d probes ran", n)
+	}
 }
