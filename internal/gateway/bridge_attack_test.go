@@ -223,7 +223,7 @@ func TestBridgeAnswerAttacks(t *testing.T) {
 			create(t, a, c, ta)
 			create(t, b, c, tb)
 			for _, op := range []a2a.Method{a2a.MethodSend, a2a.MethodGetTask, a2a.MethodCancelTask, a2a.MethodStream} {
-				for _, at := range attacks() {
+				for _, at := range append(attacks(), translatableAttacks()...) {
 					for _, mid := range []bool{false, true} {
 						if mid && (op != a2a.MethodStream || at.jsonOnly) || at.streamOnly && op != a2a.MethodStream {
 							continue
@@ -268,7 +268,7 @@ func TestBridgeAnswerAttacks(t *testing.T) {
 							}
 							code, raw := errorOf(t, c, resp, body, op == a2a.MethodStream)
 							wantCode, _ := errorOf(t, c, &http.Response{}, want, false)
-							if at.want == a2a.ErrTaskNotFound && bytes.Contains(raw, []byte(untranslatable)) {
+							if at.want == a2a.ErrTaskNotFound && bytes.Contains(raw, []byte(untranslatable)) && !(at.reason == translatable && carriesReferences(af.call) && carriesReferences(c)) {
 								// The bridge refused the answer's shape before its ids were
 								// judged: that refusal says nothing of whose they are.
 								return
@@ -284,5 +284,48 @@ func TestBridgeAnswerAttacks(t *testing.T) {
 	}
 	if n < 600 {
 		t.Fatalf("only %d probes ran", n)
+	}
+}
+
+// translatable marks the attacks of translatableAttacks.
+const translatable = "translatable"
+
+// carriesReferences reports whether form c has a message's
+// referenceTaskIds (0.3 protobuf JSON has none).
+func carriesReferences(c call) bool { return c.v == a2a.V10 || !c.rest }
+
+// translatableAttacks reference A's task from answers the bridge can spell
+// in every form that has referenceTaskIds: the ownership check, not the
+// translation, must refuse them, with TaskNotFound.
+func translatableAttacks() []attack {
+	msg := func(x *attackCall, refs string) string {
+		switch {
+		case x.v == a2a.V10:
+			return `{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}],"taskId":"` + x.tb + `","contextId":"ctx-b","referenceTaskIds":[` + refs + `]}`
+		case x.rest:
+			return `{"messageId":"m","role":"ROLE_AGENT","content":[{"text":"x"}],"taskId":"` + x.tb + `","contextId":"ctx-b","referenceTaskIds":[` + refs + `]}`
+		}
+		return `{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"x"}],"taskId":"` + x.tb + `","contextId":"ctx-b","referenceTaskIds":[` + refs + `]}`
+	}
+	result := func(x *attackCall, m string) string {
+		if x.op == a2a.MethodGetTask || x.op == a2a.MethodCancelTask {
+			// These answer with a task: the message is its history.
+			return x.task(`"id":"` + x.tb + `","contextId":"ctx-b","history":[` + m + `]`)
+		}
+		if x.proto() {
+			return `{"message":` + m + `}`
+		}
+		return m
+	}
+	return []attack{
+		{name: "A's task referenced by a whole message (or history)", body: func(x *attackCall) string {
+			return x.answer(result(x, msg(x, `"`+x.ta+`"`)))
+		}, want: a2a.ErrTaskNotFound, reason: translatable},
+		{name: "A's task referenced, escaped, by a whole message", body: func(x *attackCall) string {
+			return x.answer(result(x, msg(x, `"`+strings.Replace(x.ta, "t", `\u0074`, 1)+`"`)))
+		}, want: a2a.ErrTaskNotFound, reason: translatable},
+		{name: "A's task referenced in a whole task's status message", body: func(x *attackCall) string {
+			return x.answer(x.result(x.taskWith(`"id":"`+x.tb+`","contextId":"ctx-b"`, `{"state":"`+x.state()+`","message":`+msg(x, `"`+x.ta+`"`)+`}`)))
+		}, want: a2a.ErrTaskNotFound, reason: translatable},
 	}
 }
