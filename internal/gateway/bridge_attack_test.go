@@ -3,14 +3,19 @@ package gateway_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/duration"
 	"github.com/a2a-gateway/a2a-gateway/internal/gwtest"
 )
 
@@ -327,5 +332,132 @@ func translatableAttacks() []attack {
 		{name: "A's task referenced in a whole task's status message", body: func(x *attackCall) string {
 			return x.answer(x.result(x.taskWith(`"id":"`+x.tb+`","contextId":"ctx-b"`, `{"state":"`+x.state()+`","message":`+msg(x, `"`+x.ta+`"`)+`}`)))
 		}, want: a2a.ErrTaskNotFound, reason: translatable},
+	}
+}
+
+// streamAgent is a loopback agent whose every answer is the test's
+// handler.
+type streamAgent struct {
+	mu sync.Mutex
+	h  http.HandlerFunc
+}
+
+func (s *streamAgent) set(h http.HandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = h
+}
+
+func (s *streamAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	h(w, r)
+}
+
+// sseOpen starts an agent's event stream.
+func sseOpen(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", a2a.SSEContentType)
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+}
+
+func sseWrite(w http.ResponseWriter, s string) bool {
+	if _, err := io.WriteString(w, s); err != nil {
+		return false
+	}
+	w.(http.Flusher).Flush()
+	return true
+}
+
+// Bridged streams are bounded as unbridged ones: an agent that sends only
+// keep-alives, or an event over the size limit, or an error naming another
+// tenant's task mid-stream, gets the caller's stream ended with the
+// gateway's own error in the caller's form, and nothing of the agent's
+// error reaches the caller.
+func TestBridgeAttackStreams(t *testing.T) {
+	agent := &streamAgent{}
+	srv := httptest.NewServer(agent)
+	t.Cleanup(srv.Close)
+	const maxEvent = 4096
+	log := &syncBuffer{}
+	env := gwtest.StartLogged(t, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})), func(cfg *config.Config) {
+		cfg.Limits.MaxEventBytes = maxEvent
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "streams", URL: srv.URL,
+			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+		cfg.Agents[len(cfg.Agents)-1].Timeouts.StreamIdle = duration.Duration(300 * time.Millisecond)
+	})
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	mount := env.Gateway + "/agents/streams"
+	// The agent's first event, in 0.3 JSON-RPC: a task of B's. Read before
+	// the stream opens: the request's body is gone once the answer starts.
+	first := func(r *http.Request) string {
+		var env struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&env)
+		return `{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{"kind":"task","id":"task-b-stream","contextId":"ctx-b","status":{"state":"working"}}}`
+	}
+	const secret = "task-of-tenant-a-secret"
+	for _, sc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    *a2a.Error
+	}{
+		{"keep-alives only", func(w http.ResponseWriter, r *http.Request) {
+			sseOpen(w)
+			for sseWrite(w, ":\n\n") {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}, a2a.ErrUpstreamTimeout},
+		{"keep-alives after an event", func(w http.ResponseWriter, r *http.Request) {
+			line := first(r)
+			sseOpen(w)
+			sseWrite(w, "data: "+line+"\n\n")
+			for sseWrite(w, ":\n\n") {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}, a2a.ErrUpstreamTimeout},
+		{"an event over the size limit", func(w http.ResponseWriter, r *http.Request) {
+			line := first(r)
+			sseOpen(w)
+			sseWrite(w, "data: "+line+"\n\n")
+			sseWrite(w, `data: {"jsonrpc":"2.0","id":1,"result":{"kind":"status-update","taskId":"task-b-stream","contextId":"ctx-b","status":{"state":"working"},"final":false,"metadata":{"pad":"`+strings.Repeat("x", 2*maxEvent)+`","ref":"`+secret+`"}}}`+"\n\n")
+		}, a2a.ErrInvalidAgentResponse},
+		{"an error mid-stream naming another tenant's task", func(w http.ResponseWriter, r *http.Request) {
+			line := first(r)
+			sseOpen(w)
+			sseWrite(w, "data: "+line+"\n\n")
+			id := line[len(`{"jsonrpc":"2.0","id":`):strings.Index(line, `,"result"`)]
+			sseWrite(w, `data: {"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"task `+secret+` not found","data":{"taskId":"`+secret+`"}}}`+"\n\n")
+		}, a2a.ErrTaskNotFound},
+	} {
+		for _, c := range []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, true}} {
+			t.Run(sc.name+"/"+c.String(), func(t *testing.T) {
+				agent.set(sc.handler)
+				rpcID := b.nextID("r")
+				rq := c.request(a2a.MethodStream, "", rpcID)
+				rq.path = mount + rq.path
+				resp, body := b.do(t, rq) // do bounds the call by testTimeout: a stream that never ends fails it
+				if bytes.Contains(body, []byte(secret)) {
+					t.Fatalf("the agent's error reached the caller: %s", body)
+				}
+				code, raw := errorOf(t, c, resp, body, true)
+				_, want := c.wantError(sc.want, rpcID)
+				wantCode, _ := errorOf(t, c, &http.Response{}, want, false)
+				if code != wantCode {
+					t.Fatalf("the stream ends with %d: %s\nwant %d: %s\n%s", code, raw, wantCode, want, log.String())
+				}
+			})
+		}
 	}
 }
