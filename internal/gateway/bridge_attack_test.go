@@ -461,3 +461,20 @@ func TestBridgeAttackStreams(t *testing.T) {
 		}
 	}
 }
+
+// A push config given inline with a bridged send, in any version's
+// spelling, is the gateway's: checked against the tenant's URL policy and
+// taken out, never translated into the agent's form and handed over.
+func TestBridgeAttackPushSpellings(t *testing.T) {
+	env := startPush(t, func(c *config.Config) {
+		c.Agents[0].Bridge = &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "JSONRPC"}}
+	})
+	var bridged []inlineDialect
+	for _, d := range inlineDialects {
+		if d.v != a2a.V10 || d.rest {
+			d.known = true
+			bridged = append(bridged, d)
+		}
+	}
+	pushSpellingsNeverReachTheAgent(t, env, bridged)
+}
