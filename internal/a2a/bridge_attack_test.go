@@ -37,7 +37,7 @@ func sameEvent(a, b Event) bool {
 func checkAgreement(t *testing.T, m Method, from, to Form, in []byte) {
 	t.Helper()
 	before, err := readAs(m, from, in)
-	if err != nil || !answersWithTask(m) {
+	if err != nil || m == MethodListTasks || m == MethodExtendedCard {
 		return
 	}
 	out, err := TranslateResult(m, in, from, to)
@@ -107,6 +107,33 @@ func TestBridgeAgreementAttacks(t *testing.T) {
 		for _, from := range bridgeForms {
 			for _, to := range bridgeForms {
 				checkAgreement(t, a.m, from, to, []byte(a.in))
+			}
+		}
+	}
+}
+
+// TestTranslateResultEmpty: an empty answer (which ReadAnswer lets through
+// for a REST answer without a task) is no answer in any other form: only a
+// deleted push config is spelled from nothing.
+func TestTranslateResultEmpty(t *testing.T) {
+	for m := range Method(len(methodNames)) {
+		for _, from := range bridgeForms {
+			for _, to := range bridgeForms {
+				if from == to || m == MethodExtendedCard {
+					continue
+				}
+				for _, in := range []string{"", " \n"} {
+					out, err := TranslateResult(m, []byte(in), from, to)
+					if m == MethodPushConfigDelete {
+						if err != nil || len(out) == 0 {
+							t.Errorf("delete %s -> %s of %q: %q, %v", from, to, in, out, err)
+						}
+						continue
+					}
+					if err == nil {
+						t.Errorf("%s %s -> %s: the empty answer %q became %q", m, from, to, in, out)
+					}
+				}
 			}
 		}
 	}
