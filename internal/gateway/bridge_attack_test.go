@@ -478,3 +478,59 @@ func TestBridgeAttackPushSpellings(t *testing.T) {
 	}
 	pushSpellingsNeverReachTheAgent(t, env, bridged)
 }
+
+// An HTTP+JSON agent answering a forwarded push-config call with an empty
+// body, which a REST reader lets through for a delete, is no answer to a
+// bridged JSON-RPC caller's get or list: INVALID_AGENT_RESPONSE, not a
+// result of nothing. A delete answered so is the caller's empty result.
+func TestBridgeAttackEmptyAnswer(t *testing.T) {
+	agent := &misbehaving{}
+	srv := httptest.NewServer(agent)
+	t.Cleanup(srv.Close)
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "empty", URL: srv.URL, Push: config.AgentPush{ForwardConfigs: true},
+			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "1.0", Binding: "HTTP+JSON"}}})
+	})
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	mount := env.Gateway + "/agents/empty"
+	for _, c := range []call{{a2a.V10, false}, {a2a.V03, false}} {
+		task := "task-empty-" + c.v.String()
+		agent.set(func(m *script) { m.honest = task })
+		rq := c.request(a2a.MethodSend, "", b.nextID("m"))
+		rq.path = mount + rq.path
+		if resp, body := b.do(t, rq); resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(task)) {
+			t.Fatalf("creating %s: HTTP %d %s", task, resp.StatusCode, body)
+		}
+		for _, m := range []a2a.Method{a2a.MethodPushConfigGet, a2a.MethodPushConfigList, a2a.MethodPushConfigDelete} {
+			t.Run(c.String()+"/"+m.String(), func(t *testing.T) {
+				agent.set(func(s *script) { s.status = http.StatusOK })
+				params := `{"taskId":"` + task + `","id":"cfg-1"}`
+				switch {
+				case c.v == a2a.V03 && m == a2a.MethodPushConfigList:
+					params = `{"id":"` + task + `"}`
+				case c.v == a2a.V03:
+					params = `{"id":"` + task + `","pushNotificationConfigId":"cfg-1"}`
+				case m == a2a.MethodPushConfigList:
+					params = `{"taskId":"` + task + `"}`
+				}
+				rpcID := b.nextID("r")
+				rq := request{method: http.MethodPost, path: mount + "/", header: header(a2a.VersionHeader, c.v.String()), rpc: true,
+					body: []byte(`{"jsonrpc":"2.0","id":"` + rpcID + `","method":"` + a2a.RPCMethodName(m, c.v) + `","params":` + params + `}`)}
+				resp, body := b.do(t, rq)
+				if !json.Valid(body) {
+					t.Fatalf("HTTP %d: the caller got no JSON: %q", resp.StatusCode, body)
+				}
+				if m == a2a.MethodPushConfigDelete {
+					if _, code, err := a2a.UnwrapRPC(body); err != nil || code != 0 {
+						t.Fatalf("delete: %s", body)
+					}
+					return
+				}
+				if code, _ := errorOf(t, c, resp, body, false); code != a2a.ErrInvalidAgentResponse.Code {
+					t.Fatalf("an empty answer to %s: %s", m, body)
+				}
+			})
+		}
+	}
+}
