@@ -1,7 +1,9 @@
 package a2a
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -136,5 +138,21 @@ func TestTranslateResultEmpty(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBridgeRefusalClipsNames: the member an answer or request is refused
+// for is named, clipped, in the error (which is logged, or the caller's
+// error message): a member name of any length makes a short line.
+func TestBridgeRefusalClipsNames(t *testing.T) {
+	long := strings.Repeat("k", 10000)
+	_, err := TranslateResult(MethodGetTask, []byte(`{"id":"t","`+long+`":1}`), form10, form03)
+	if err == nil || len(err.Error()) > 200 {
+		t.Fatalf("answer refusal: %d bytes: %.300v", len(fmt.Sprint(err)), err)
+	}
+	_, e := TranslateRequest(&Operation{Method: MethodSend, Version: V03, Binding: BindingJSONRPC, RPCID: []byte("1")}, nil,
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[],"`+long+`":1}}}`), form10, []byte("1"))
+	if e == nil || len(e.Message) > 200 {
+		t.Fatalf("request refusal: %v", e)
 	}
 }
