@@ -534,3 +534,57 @@ func TestBridgeAttackEmptyAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A 0.3 agent whose stream leaves its task completed without marking the
+// status update final still ends a bridged 0.3 caller's stream with a
+// final status update; one that marks a working state final gets no
+// second one.
+func TestBridgeAttackFinalFlag(t *testing.T) {
+	agent := &streamAgent{}
+	srv := httptest.NewServer(agent)
+	t.Cleanup(srv.Close)
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "final", URL: srv.URL,
+			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+	})
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	for _, sc := range []struct {
+		name, state, final string
+		wantFinals         int
+	}{
+		{"completed, not final", "completed", "false", 1},
+		{"completed, final", "completed", "true", 1},
+		{"working, final", "working", "true", 1},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			task := b.nextID("task-final")
+			agent.set(func(w http.ResponseWriter, r *http.Request) {
+				var rpc struct {
+					ID json.RawMessage `json:"id"`
+				}
+				_ = json.NewDecoder(r.Body).Decode(&rpc)
+				sseOpen(w)
+				id := string(rpc.ID)
+				sseWrite(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"`+task+`","contextId":"ctx","status":{"state":"working"}}}`+"\n\n")
+				sseWrite(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"status-update","taskId":"`+task+`","contextId":"ctx","status":{"state":"`+sc.state+`"},"final":`+sc.final+`}}`+"\n\n")
+			})
+			rq := call{a2a.V03, true}.request(a2a.MethodStream, "", b.nextID("m"))
+			rq.path = env.Gateway + "/agents/final" + rq.path
+			resp, body := b.do(t, rq)
+			var finals int
+			var last []byte
+			for _, line := range bytes.Split(body, []byte("\n")) {
+				if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+					last = data
+					if bytes.Contains(data, []byte(`"final":true`)) {
+						finals++
+					}
+				}
+			}
+			if resp.StatusCode != http.StatusOK || finals != sc.wantFinals || !bytes.Contains(last, []byte(`"final":true`)) {
+				t.Fatalf("HTTP %d, %d final status updates, the last event %s, want %d final and last:\n%s", resp.StatusCode, finals, last, sc.wantFinals, body)
+			}
+		})
+	}
+}
