@@ -588,3 +588,38 @@ func TestBridgeAttackFinalFlag(t *testing.T) {
 		})
 	}
 }
+
+// An agent answering a bridged unary call with an event stream, even of
+// one well-formed task, is refused: the caller asked for one answer, and a
+// gRPC or HTTP+JSON caller's form has no stream to carry it in.
+func TestBridgeAttackStreamToUnary(t *testing.T) {
+	agent := &streamAgent{}
+	srv := httptest.NewServer(agent)
+	t.Cleanup(srv.Close)
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "unary", URL: srv.URL,
+			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+	})
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	agent.set(func(w http.ResponseWriter, r *http.Request) {
+		var rpc struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&rpc)
+		sseOpen(w)
+		sseWrite(w, `data: {"jsonrpc":"2.0","id":`+string(rpc.ID)+`,"result":{"kind":"task","id":"task-unary","contextId":"ctx","status":{"state":"completed"}}}`+"\n\n")
+	})
+	for _, c := range []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, true}} {
+		t.Run(c.String(), func(t *testing.T) {
+			rpcID := b.nextID("r")
+			rq := c.request(a2a.MethodSend, "", rpcID)
+			rq.path = env.Gateway + "/agents/unary" + rq.path
+			resp, body := b.do(t, rq)
+			status, want := c.wantError(a2a.ErrInvalidAgentResponse, rpcID)
+			if resp.StatusCode != status || !bytes.Equal(body, want) {
+				t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
+			}
+		})
+	}
+}
