@@ -156,3 +156,56 @@ func TestBridgeRefusalClipsNames(t *testing.T) {
 		t.Fatalf("request refusal: %v", e)
 	}
 }
+
+// TestBridgeRequestPathIDs: ids a caller names (which the agent chose, so
+// any string) that would make another path or resource name when spelled
+// in the agent's form are refused; every other id reaches the agent as the
+// same id of the same method.
+func TestBridgeRequestPathIDs(t *testing.T) {
+	ids := []string{"..", ".", "a/../b", "a/b", "a%2Fb", "%2e%2e", "x:cancel", "x:subscribe", "tasks", "a?b=1", "a#b", "a;b", " x", `a\u0000b`, "pushNotificationConfigs"}
+	calls := []struct{ method, params string }{
+		{"GetTask", `{"id":"ID"}`},
+		{"CancelTask", `{"id":"ID"}`},
+		{"SubscribeToTask", `{"id":"ID"}`},
+		{"GetTaskPushNotificationConfig", `{"taskId":"ID","id":"ID"}`},
+		{"DeleteTaskPushNotificationConfig", `{"taskId":"t","id":"ID"}`},
+		{"ListTaskPushNotificationConfigs", `{"taskId":"ID"}`},
+	}
+	translated := 0
+	for _, id := range ids {
+		for _, c := range calls {
+			for _, to := range []Form{{V10, BindingREST}, {V03, BindingREST}, {V03, BindingJSONRPC}} {
+				params := strings.ReplaceAll(c.params, "ID", id)
+				body := rpcRequest(c.method, params)
+				op, e := ClassifyRPC(body, V10, true)
+				if e != nil {
+					continue // the classifier refuses it for every agent
+				}
+				u, e := TranslateRequest(op, nil, body, to, []byte("7"))
+				if e != nil {
+					continue
+				}
+				translated++
+				var back *Operation
+				if to.Binding == BindingREST {
+					back, e = ClassifyREST(u.HTTPMethod, u.Path, u.Query, u.Body, to.Version, true)
+				} else {
+					back, e = ClassifyRPC(u.Body, to.Version, true)
+				}
+				if e != nil || back.Method != op.Method || back.TaskID != op.TaskID || back.PushConfigID != op.PushConfigID {
+					t.Errorf("%s %s to %s: %s %s %s reads as %+v (%v)", c.method, params, to, u.HTTPMethod, u.Path, u.Body, back, e)
+				}
+				if to.Binding == BindingREST {
+					for _, seg := range strings.Split(u.Path, "/") {
+						if seg == "." || seg == ".." {
+							t.Errorf("%s %s to %s: the path %s has a dot segment", c.method, params, to, u.Path)
+						}
+					}
+				}
+			}
+		}
+	}
+	if translated < len(ids)*len(calls) {
+		t.Fatalf("only %d requests translated", translated)
+	}
+}
