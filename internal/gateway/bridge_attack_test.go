@@ -623,3 +623,108 @@ func TestBridgeAttackStreamToUnary(t *testing.T) {
 		})
 	}
 }
+
+// A resubscription the agent answers with events of a task the caller did
+// not name (another tenant's, or one nobody has seen) ends the same
+// through the bridge as without it: the same error, by code, or none, and
+// another tenant's task id never reaches the caller.
+func TestBridgeAttackSubscribeForeignTask(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		create string // the task a send creates
+		target string // the task the subscription's second event names
+	)
+	agent := &streamAgent{}
+	agent.set(func(w http.ResponseWriter, r *http.Request) {
+		var rpc struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ID string `json:"id"`
+			} `json:"params"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&rpc)
+		mu.Lock()
+		c, tg := create, target
+		mu.Unlock()
+		id := string(rpc.ID)
+		if rpc.Method == "tasks/get" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"`+rpc.Params.ID+`","contextId":"ctx-`+rpc.Params.ID+`","status":{"state":"working"}}}`)
+			return
+		}
+		if rpc.Method == "message/send" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"`+c+`","contextId":"ctx-`+c+`","status":{"state":"working"}}}`)
+			return
+		}
+		sseOpen(w)
+		sseWrite(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"status-update","taskId":"`+rpc.Params.ID+`","contextId":"ctx-`+rpc.Params.ID+`","status":{"state":"working"},"final":false}}`+"\n\n")
+		sseWrite(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"status-update","taskId":"`+tg+`","contextId":"ctx-`+tg+`","status":{"state":"completed"},"final":true}}`+"\n\n")
+	})
+	plain, bridged := httptest.NewServer(agent), httptest.NewServer(agent)
+	t.Cleanup(plain.Close)
+	t.Cleanup(bridged.Close)
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "sub-plain", URL: plain.URL},
+			config.Agent{Name: "sub-bridged", URL: bridged.URL,
+				Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+	})
+	a, b := newCaller(t, env), newCaller(t, env)
+	a.token = env.Token(t, "tenant-a", "alice")
+	b.token = env.Token(t, "tenant-b", "bob")
+	rpc03 := call{a2a.V03, false}
+	newTask := func(t *testing.T, who *caller, mount, id string) {
+		t.Helper()
+		mu.Lock()
+		create = id
+		mu.Unlock()
+		rq := rpc03.request(a2a.MethodSend, "", who.nextID("m"))
+		rq.path = env.Gateway + "/agents/" + mount + rq.path
+		if resp, body := who.do(t, rq); resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(id)) {
+			t.Fatalf("creating %s: HTTP %d %s", id, resp.StatusCode, body)
+		}
+	}
+	subscribe := func(t *testing.T, c call, mount, task, other string) (int, []byte) {
+		t.Helper()
+		mu.Lock()
+		target = other
+		mu.Unlock()
+		rpcID := b.nextID("r")
+		var rq request
+		switch {
+		case c.rest:
+			rq = request{method: http.MethodGet, path: "/tasks/" + task + ":subscribe", header: header(a2a.VersionHeader, c.v.String())}
+			if c.v == a2a.V03 {
+				rq = request{method: http.MethodPost, path: "/v1/tasks/" + task + ":subscribe", header: header(a2a.VersionHeader, c.v.String()), body: []byte(`{}`)}
+			}
+		default:
+			rq = request{method: http.MethodPost, path: "/", header: header(a2a.VersionHeader, c.v.String()), rpc: true,
+				body: []byte(`{"jsonrpc":"2.0","id":"` + rpcID + `","method":"` + a2a.RPCMethodName(a2a.MethodSubscribe, c.v) + `","params":{"id":"` + task + `"}}`)}
+		}
+		rq.path = env.Gateway + "/agents/" + mount + rq.path
+		resp, body := b.do(t, rq)
+		if strings.HasPrefix(other, "task-a-") && bytes.Contains(body, []byte(other)) {
+			t.Fatalf("another tenant's task id reached the caller: %s", body)
+		}
+		if !bytes.Contains(body, []byte(`error`)) {
+			return 0, body // the stream ended without an error
+		}
+		code, _ := errorOf(t, c, resp, body, true)
+		return code, body
+	}
+	for _, mount := range []string{"sub-plain", "sub-bridged"} {
+		newTask(t, a, mount, "task-a-"+mount)
+		newTask(t, b, mount, "task-b-"+mount)
+	}
+	for _, other := range []string{"task-a-", "task-nobody-"} {
+		t.Run(other, func(t *testing.T) {
+			want, plainBody := subscribe(t, rpc03, "sub-plain", "task-b-sub-plain", other+"sub-plain")
+			for _, c := range []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, true}} {
+				if got, body := subscribe(t, c, "sub-bridged", "task-b-sub-bridged", other+"sub-bridged"); got != want {
+					t.Errorf("%s through the bridge ends with %d:\n%s\nwithout the bridge with %d:\n%s", c, got, body, want, plainBody)
+				}
+			}
+		})
+	}
+}
