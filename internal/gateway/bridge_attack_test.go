@@ -728,3 +728,65 @@ func TestBridgeAttackSubscribeForeignTask(t *testing.T) {
 		})
 	}
 }
+
+// An agent that never finishes a bridged answer (its headers, or a body
+// begun and never ended) is cut off by the agent's request timeout, as
+// unbridged (0.3 JSON-RPC, for comparison): the caller gets the gateway's
+// timeout error in its form.
+func TestBridgeAttackUnfinishedAnswers(t *testing.T) {
+	agent := &streamAgent{}
+	srv := httptest.NewServer(agent)
+	t.Cleanup(srv.Close)
+	env := gwtest.Start(t, func(cfg *config.Config) {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "slow", URL: srv.URL,
+			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+		cfg.Agents[len(cfg.Agents)-1].Timeouts.Request = duration.Duration(300 * time.Millisecond)
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: "slow-plain", URL: srv.URL + "/plain"})
+		cfg.Agents[len(cfg.Agents)-1].Timeouts.Request = duration.Duration(300 * time.Millisecond)
+	})
+	b := newCaller(t, env)
+	b.token = env.Token(t, "tenant-b", "bob")
+	// A unary send the caller was answered for may go on at the agent
+	// (unbridged alike): the handlers are let go when the test ends.
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	hang := func(r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}
+	for _, sc := range []struct {
+		name    string
+		op      a2a.Method
+		handler http.HandlerFunc
+	}{
+		{"send, no headers", a2a.MethodSend, func(w http.ResponseWriter, r *http.Request) { hang(r) }},
+		{"send, a body begun", a2a.MethodSend, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			sseWrite(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"task-slow",`)
+			hang(r)
+		}},
+		{"stream, no headers", a2a.MethodStream, func(w http.ResponseWriter, r *http.Request) { hang(r) }},
+	} {
+		for _, c := range []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, false}} {
+			t.Run(sc.name+"/"+c.String(), func(t *testing.T) {
+				agent.set(sc.handler)
+				rpcID := b.nextID("r")
+				rq := c.request(sc.op, "", rpcID)
+				mount := "/agents/slow"
+				if c.v == a2a.V03 && !c.rest {
+					mount = "/agents/slow-plain" // unbridged, for comparison
+				}
+				rq.path = env.Gateway + mount + rq.path
+				resp, body := b.do(t, rq) // bounded by testTimeout: an answer never cut off fails here
+				code, raw := errorOf(t, c, resp, body, sc.op == a2a.MethodStream)
+				_, want := c.wantError(a2a.ErrUpstreamTimeout, rpcID)
+				if wantCode, _ := errorOf(t, c, &http.Response{}, want, false); code != wantCode {
+					t.Fatalf("got %d: %s\nwant %d: %s", code, raw, wantCode, want)
+				}
+			})
+		}
+	}
+}
