@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,6 +73,12 @@ func (httpAgent) send(c *bridgeCall, up a2a.UpstreamRequest) (agentAnswer, error
 		return nil, err
 	}
 	if isEventStream(resp.Header) {
+		if !s.Op.Method.Streaming() {
+			// A stream is no answer to a unary call: the caller's form
+			// (a gRPC unary call above all) has no way to carry one.
+			resp.Body.Close()
+			return nil, &upstreamFailure{err: errors.New("agent answer refused: an event stream answers a unary call"), a2aErr: a2a.ErrInvalidAgentResponse}
+		}
 		return &sseAnswer{c: c, body: resp.Body, rd: a2a.NewSSEReader(resp.Body, c.g.limits.MaxEventBytes)}, nil
 	}
 	defer resp.Body.Close()

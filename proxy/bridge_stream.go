@@ -90,7 +90,7 @@ func (c *bridgeCall) relayStream(w http.ResponseWriter, ans agentAnswer) error {
 			return fail(err)
 		}
 		begin()
-		last.saw(ev)
+		last.saw(ev, c.to.Version == a2a.V03 && c.from.Version == a2a.V03)
 		write := true
 		if s.streamGate != nil {
 			if write, err = s.streamGate(w, id); err != nil {
@@ -116,15 +116,23 @@ type streamTail struct {
 	final             bool
 }
 
-func (t *streamTail) saw(ev a2a.Event) {
+// saw notes ev, an event of the agent's as the caller got it; kept says
+// the agent's own final flag reached the caller (between the 0.3 forms).
+func (t *streamTail) saw(ev a2a.Event, kept bool) {
 	if ev.TaskID != "" {
 		t.taskID, t.contextID = ev.TaskID, ev.ContextID
 	}
 	if ev.State != a2a.StateUnknown && ev.Kind != a2a.EventArtifactUpdate {
 		t.state = ev.State
 	}
-	// a2a.TranslateResult marks a status update final by its state.
-	t.final = ev.Kind == a2a.EventStatusUpdate && (ev.State.Terminal() || ev.State.Interrupted())
+	// From 1.0, a2a.TranslateResult marks a status update final by its
+	// state; between the 0.3 forms the caller got the agent's flag, which
+	// may leave a terminal state unmarked.
+	final := ev.State.Terminal() || ev.State.Interrupted()
+	if kept {
+		final = ev.Final
+	}
+	t.final = ev.Kind == a2a.EventStatusUpdate && final
 }
 
 // finalEvent is the result the caller's stream must still end with, nil

@@ -30,9 +30,10 @@ func (d dialect) String() string {
 }
 
 // refusal is the error of an object the bridge does not translate; it
-// names the member, never its value.
+// names the member, never its value, and clips the name: the agent or
+// caller chose it, and it ends up in log lines and error messages.
 func refusal(object, name string, format string, args ...any) error {
-	return fmt.Errorf("%w: bridging: %s member %q %s", ErrNotA2A, object, name, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: bridging: %s member %q %s", ErrNotA2A, object, clipName(name), fmt.Sprintf(format, args...))
 }
 
 var errBridgeJSON = fmt.Errorf("%w: bridging: malformed JSON", ErrNotA2A)

@@ -25,6 +25,12 @@ func TranslateResult(m Method, result []byte, from, to Form) ([]byte, error) {
 	case MethodPushConfigDelete:
 		return emptyResult(result, to)
 	}
+	if len(bytes.TrimSpace(result)) == 0 {
+		// Only a REST delete may answer nothing (ReadAnswer lets an
+		// empty body through for the methods without a task); in a
+		// JSON-RPC envelope or a gRPC message nothing is no answer.
+		return nil, fmt.Errorf("%w: bridging: the answer to %s is empty", ErrNotA2A, m)
+	}
 	if fd == td {
 		return result, nil
 	}
