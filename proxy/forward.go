@@ -77,6 +77,11 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	}
 	defer resp.Body.Close()
 	if isEventStream(resp.Header) {
+		if !s.Op.Method.Streaming() {
+			// The caller asked for one answer; a stream, even of one
+			// well-formed event, is not what its client can read.
+			return &upstreamFailure{err: errors.New("agent answer refused: an event stream answers a unary call"), a2aErr: a2a.ErrInvalidAgentResponse}
+		}
 		return g.relayStream(w, r, s, resp)
 	}
 	return g.relayJSON(w, clientCtx, s, resp)

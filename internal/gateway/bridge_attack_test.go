@@ -589,16 +589,18 @@ func TestBridgeAttackFinalFlag(t *testing.T) {
 	}
 }
 
-// An agent answering a bridged unary call with an event stream, even of
-// one well-formed task, is refused: the caller asked for one answer, and a
-// gRPC or HTTP+JSON caller's form has no stream to carry it in.
+// An event stream is no answer to a unary call: it is refused in the
+// caller's form, never relayed as a stream, whether the mount bridges the
+// call (a 0.3 JSON-RPC agent) or forwards it in the caller's own form.
 func TestBridgeAttackStreamToUnary(t *testing.T) {
 	agent := &streamAgent{}
 	srv := httptest.NewServer(agent)
 	t.Cleanup(srv.Close)
 	env := gwtest.Start(t, func(cfg *config.Config) {
-		cfg.Agents = append(cfg.Agents, config.Agent{Name: "unary", URL: srv.URL,
-			Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}})
+		cfg.Agents = append(cfg.Agents,
+			config.Agent{Name: "unary", URL: srv.URL,
+				Bridge: &config.AgentBridge{Agent: config.BridgeInterface{Version: "0.3", Binding: "JSONRPC"}}},
+			config.Agent{Name: "unary-plain", URL: srv.URL})
 	})
 	b := newCaller(t, env)
 	b.token = env.Token(t, "tenant-b", "bob")
@@ -607,20 +609,33 @@ func TestBridgeAttackStreamToUnary(t *testing.T) {
 			ID json.RawMessage `json:"id"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&rpc)
+		if rpc.ID == nil {
+			rpc.ID = json.RawMessage(`1`)
+		}
 		sseOpen(w)
 		sseWrite(w, `data: {"jsonrpc":"2.0","id":`+string(rpc.ID)+`,"result":{"kind":"task","id":"task-unary","contextId":"ctx","status":{"state":"completed"}}}`+"\n\n")
 	})
-	for _, c := range []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, true}} {
-		t.Run(c.String(), func(t *testing.T) {
-			rpcID := b.nextID("r")
-			rq := c.request(a2a.MethodSend, "", rpcID)
-			rq.path = env.Gateway + "/agents/unary" + rq.path
-			resp, body := b.do(t, rq)
-			status, want := c.wantError(a2a.ErrInvalidAgentResponse, rpcID)
-			if resp.StatusCode != status || !bytes.Equal(body, want) {
-				t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
-			}
-		})
+	mounts := []struct {
+		name  string
+		calls []call
+	}{
+		// The bridged mount's own form (0.3 JSON-RPC) is not bridged.
+		{"unary", []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, true}}},
+		{"unary-plain", []call{{a2a.V10, false}, {a2a.V10, true}, {a2a.V03, false}, {a2a.V03, true}}},
+	}
+	for _, m := range mounts {
+		for _, c := range m.calls {
+			t.Run(m.name+"/"+c.String(), func(t *testing.T) {
+				rpcID := b.nextID("r")
+				rq := c.request(a2a.MethodSend, "", rpcID)
+				rq.path = env.Gateway + "/agents/" + m.name + rq.path
+				resp, body := b.do(t, rq)
+				status, want := c.wantError(a2a.ErrInvalidAgentResponse, rpcID)
+				if resp.StatusCode != status || !bytes.Equal(body, want) {
+					t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
+				}
+			})
+		}
 	}
 }
 
