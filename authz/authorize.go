@@ -46,6 +46,9 @@ type Grant struct {
 	// record is the lifecycle record AuthorizeReading read, if it did.
 	record store.TaskRecord
 	taskID string
+	// asked is the one task an answer may be about, for operations on one
+	// task that answer with it or its events (get, cancel, subscribe).
+	asked string
 }
 
 // Principal is the caller the grant was issued to.
@@ -79,6 +82,10 @@ func (z *Authorizer) AuthorizeReading(ctx context.Context, p *request.Principal,
 func (z *Authorizer) authorize(ctx context.Context, p *request.Principal, agent, recordKey string, op *a2a.Operation, read bool) (*Grant, error) {
 	pol := z.policy(agent)
 	g := &Grant{z: z, principal: p, agent: agent, key: recordKey, perSubject: perSubject(pol)}
+	switch op.Method {
+	case a2a.MethodGetTask, a2a.MethodCancelTask, a2a.MethodSubscribe:
+		g.asked = op.TaskID
+	}
 	if ok, reason := permits(pol, p, op.Method); !ok {
 		z.deny(ctx, g, op, reason)
 		return nil, a2a.ErrPermissionDenied.WithMessage("this operation is not permitted for the caller")
@@ -156,8 +163,14 @@ func refsOf(op *a2a.Operation, pol *Policy) (lookups, claims []store.Ref) {
 // task, and the answer must not reach the caller: the returned error is
 // TaskNotFound. A reference names an existing task, so it is looked up,
 // never claimed: it must be the caller's, and one the gateway does not know
-// withholds the answer like a foreign one.
+// withholds the answer like a foreign one. An answer to an operation on
+// one task that names another is withheld too, whoever owns the other: it
+// is not the caller's answer, and claiming its task for the caller would
+// let an agent hand out any task it likes.
 func (g *Grant) Record(ctx context.Context, ev a2a.Event) error {
+	if g.asked != "" && ev.TaskID != "" && ev.TaskID != g.asked {
+		return g.withheld(store.Ref{Kind: store.RefTask, ID: ev.TaskID}, "other_task_in_answer")
+	}
 	var claims, lookups []store.Ref
 	for _, r := range []store.Ref{{Kind: store.RefTask, ID: ev.TaskID}, {Kind: store.RefContext, ID: ev.ContextID}} {
 		if r.ID != "" && !g.isKnown(r) {

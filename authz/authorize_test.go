@@ -473,3 +473,44 @@ func TestAuthorizeKeepsRecordsUnderTheRecordKey(t *testing.T) {
 		t.Errorf("denials on the mount twin: %v (%v), want 1", m.GetCounter().GetValue(), err)
 	}
 }
+
+// TestGrantRecordOtherTask: an answer to an operation on one task (get,
+// cancel, subscribe) that names another task is withheld, whether the
+// other is another tenant's, unknown, or even the caller's own, and the
+// other task is never claimed. A send's answer names whatever task it
+// created.
+func TestGrantRecordOtherTask(t *testing.T) {
+	ctx := context.Background()
+	f := newAuthzFixture(t, Policy{})
+	f.claim(t, alice, taskRef("t-alice"), taskRef("t-alice-2"))
+	f.claim(t, bob, taskRef("t-bob"))
+	denied := 0
+	for _, m := range []a2a.Method{a2a.MethodGetTask, a2a.MethodCancelTask, a2a.MethodSubscribe} {
+		g, err := f.z.Authorize(ctx, alice, testAgent, testAgent, &a2a.Operation{Method: m, Version: a2a.V10, TaskID: "t-alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Record(ctx, a2a.Event{Kind: a2a.EventTask, TaskID: "t-alice"}); err != nil {
+			t.Errorf("%v: the task asked for: %v", m, err)
+		}
+		for _, other := range []string{"t-bob", "t-unknown", "t-alice-2"} {
+			if err := g.Record(ctx, a2a.Event{Kind: a2a.EventStatusUpdate, TaskID: other}); !errors.Is(err, a2a.ErrTaskNotFound) {
+				t.Errorf("%v answered about %s: %v, want TaskNotFound", m, other, err)
+			}
+			denied++
+		}
+	}
+	if got := f.owner(t, taskRef("t-unknown")); got.Tenant != "" {
+		t.Errorf("the withheld answer claimed t-unknown for %+v", got)
+	}
+	if got := f.denials(t, "answer", "other_task_in_answer"); got != float64(denied) {
+		t.Errorf("denials{answer,other_task_in_answer} = %v, want %d", got, denied)
+	}
+	send, err := f.z.Authorize(ctx, alice, testAgent, testAgent, &a2a.Operation{Method: a2a.MethodSend, Version: a2a.V10, MessageID: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := send.Record(ctx, a2a.Event{Kind: a2a.EventTask, TaskID: "t-created"}); err != nil {
+		t.Errorf("a send's new task: %v", err)
+	}
+}

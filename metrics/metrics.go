@@ -49,7 +49,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 		}, []string{"agent"}),
 		AuthzDenials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "authz_denials_total",
-			Help: "Operations refused by authorization, by agent, operation and reason (tenant_not_allowed, missing_scope, not_owner, foreign_in_answer, foreign_reference_in_answer, store_unavailable).",
+			Help: "Operations refused by authorization, by agent, operation and reason (tenant_not_allowed, missing_scope, not_owner, foreign_in_answer, foreign_reference_in_answer, other_task_in_answer, store_unavailable).",
 		}, []string{"agent", "operation", "reason"}),
 		BudgetRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "budget_refusals_total",

@@ -494,6 +494,7 @@ func TestAgentAnswerAttacks(t *testing.T) {
 			}
 		}
 		referenceOwn(t, agent, b, c, mount, tb, func(id string) { create(t, b, c, id) })
+		otherTaskAttacks(t, agent, b, c, mount, tb, func(id string) { create(t, b, c, id) }, log)
 		if c.v == a2a.V10 {
 			listAttacks(t, agent, b, c, mount, ta, tb)
 		}
@@ -583,4 +584,46 @@ func listAttacks(t *testing.T, agent *misbehaving, b *caller, c call, mount, ta,
 			}
 		})
 	}
+}
+
+// otherTaskAttacks: an answer to a get or cancel of B's task that names
+// another task, one nobody owns or another of B's own, is withheld as
+// TaskNotFound with its reason logged, and the task nobody owned does not
+// become B's.
+func otherTaskAttacks(t *testing.T, agent *misbehaving, b *caller, c call, mount, tb string, create func(id string), log *syncBuffer) {
+	t.Helper()
+	unknown, second := tb+"-nobody", tb+"-second"
+	create(second)
+	answerAbout := func(op a2a.Method, rpcID, id string) {
+		x := &attackCall{v: c.v, rest: c.rest, op: op, rpcID: `"` + rpcID + `"`, tb: tb}
+		agent.set(func(m *script) { m.body = x.answer(x.result(x.task(`"id":"` + id + `","contextId":"ctx-b"`))) })
+	}
+	for _, op := range []a2a.Method{a2a.MethodGetTask, a2a.MethodCancelTask} {
+		for _, other := range []string{unknown, second} {
+			t.Run(c.String()+"/"+op.String()+"/an answer about "+other, func(t *testing.T) {
+				rpcID := b.nextID("r")
+				answerAbout(op, rpcID, other)
+				log.Reset()
+				rq := c.request(op, tb, rpcID)
+				rq.path = mount + rq.path
+				resp, body := b.do(t, rq)
+				if status, want := c.wantError(a2a.ErrTaskNotFound, rpcID); resp.StatusCode != status || !bytes.Equal(body, want) {
+					t.Fatalf("HTTP %d %s\nwant HTTP %d %s", resp.StatusCode, body, status, want)
+				}
+				if !strings.Contains(log.String(), "reason=other_task_in_answer") {
+					t.Fatalf("no log line with reason other_task_in_answer:\n%s", log.String())
+				}
+			})
+		}
+	}
+	t.Run(c.String()+"/the other task stays unowned", func(t *testing.T) {
+		rpcID := b.nextID("r")
+		answerAbout(a2a.MethodGetTask, rpcID, unknown)
+		rq := c.request(a2a.MethodGetTask, unknown, rpcID)
+		rq.path = mount + rq.path
+		resp, body := b.do(t, rq)
+		if status, want := c.wantError(a2a.ErrTaskNotFound, rpcID); resp.StatusCode != status || !bytes.Equal(body, want) {
+			t.Fatalf("reading %s: HTTP %d %s\nwant HTTP %d %s", unknown, resp.StatusCode, body, status, want)
+		}
+	})
 }
