@@ -182,16 +182,7 @@ func (h httpCaller) unary(w http.ResponseWriter, s *Scope, payload []byte) error
 	return nil
 }
 
-func (httpCaller) refuse(w http.ResponseWriter, s *Scope, ae *a2a.Error) {
-	switch {
-	case s.Op.Binding != a2a.BindingJSONRPC:
-		a2a.WriteRESTError(w, s.Op.Version, ae)
-	case s.Op.Method.Streaming():
-		a2a.WriteRPCStreamError(w, s.Op.Version, s.Op.RPCID, ae)
-	default:
-		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
-	}
-}
+func (httpCaller) refuse(w http.ResponseWriter, s *Scope, ae *a2a.Error) { writeHTTPError(w, s, ae) }
 
 func (httpCaller) start(w http.ResponseWriter) {
 	h := w.Header()

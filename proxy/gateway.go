@@ -358,6 +358,13 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 		return ae.Reason
 	}
 	closeUnread(w, r)
+	writeHTTPError(w, s, ae)
+	return ae.Reason
+}
+
+// writeHTTPError writes ae as the whole answer to an HTTP caller, in its
+// version and binding.
+func writeHTTPError(w http.ResponseWriter, s *Scope, ae *a2a.Error) {
 	switch {
 	case s.Op.Binding != a2a.BindingJSONRPC:
 		// REST streaming clients check the status before reading a stream,
@@ -370,7 +377,6 @@ func (g *Gateway) writeError(w *statusRecorder, r *http.Request, s *Scope, err e
 	default:
 		a2a.WriteRPCError(w, s.Op.Version, s.Op.RPCID, ae)
 	}
-	return ae.Reason
 }
 
 func isCardPath(rel string) bool {
