@@ -3,9 +3,11 @@ package push
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/a2a"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
@@ -116,10 +118,14 @@ func (r *retries) len() int {
 
 // Publish publishes an event the subscriber did not see itself (a client's
 // stream, a send's answer), after the task's events whose publication
-// failed on this replica before, so that their order holds. An event that
-// cannot be published now is kept and published again every ScanInterval
-// until it is, and the task's follower on this replica, if any, reads the
-// task again soon. The error says why it was not published now, for the
+// failed on this replica before, so that their order holds. The task's
+// view is held throughout, so a follower's read on this replica publishes
+// before or after it, never between; and the event is taken as the log
+// stands then (current), since the follower may have published a later
+// view of the task since the agent sent it. An event that cannot be
+// published now is kept and published again every ScanInterval until it
+// is, and the task's follower on this replica, if any, reads the task
+// again soon. The error says why it was not published now, for the
 // caller's log.
 func (s *Subscriber) Publish(ctx context.Context, ev Event) error {
 	if err := checkEvent(ev); err != nil {
@@ -129,20 +135,76 @@ func (s *Subscriber) Publish(ctx context.Context, ev Event) error {
 		ev.At = time.Now()
 	}
 	ref := store.TaskRef{Agent: ev.Agent, TaskID: ev.TaskID}
-	if s.retries.has(ref) {
-		tv := s.views.lock(ref)
-		err := s.republish(ctx, ref)
-		tv.mu.Unlock()
-		if err != nil {
-			s.keep(ev, false)
-			return err
-		}
-	}
-	if _, err := s.o.Relay.Publish(ctx, ev); err != nil {
+	tv := s.views.lock(ref)
+	defer tv.mu.Unlock()
+	if err := s.republish(ctx, ref); err != nil {
 		s.keep(ev, false)
 		return err
 	}
+	evs, err := s.current(ctx, tv, ref, ev)
+	if errors.Is(err, store.ErrInvalidArgument) {
+		return err // no retry reads it
+	}
+	if err != nil {
+		s.keep(ev, false)
+		return err
+	}
+	for i, e := range evs {
+		if _, err := s.o.Relay.Publish(ctx, e); err != nil {
+			for _, k := range evs[i:] {
+				s.keep(k, false)
+			}
+			return err
+		}
+	}
 	return nil
+}
+
+// current lists what ev, sent by the agent before the log took what it
+// holds now, still brings: a Task is reconciled with the log, as a read
+// of the task is (a send's answer showing submitted after the follower
+// published working brings nothing); a status update the logged status
+// is newer than, or cannot move to, is dropped; an artifact update goes as
+// it is, as reconciling it needs its place, which it does not carry. The
+// caller holds tv.
+func (s *Subscriber) current(ctx context.Context, tv *taskView, ref store.TaskRef, ev Event) ([]Event, error) {
+	if ev.Kind == a2a.EventArtifactUpdate {
+		return []Event{ev}, nil
+	}
+	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
+		return nil, err
+	}
+	if ev.Kind == a2a.EventStatusUpdate {
+		if tv.status == nil {
+			return []Event{ev}, nil
+		}
+		obj, err := a2a.EventObject(ev.Payload, ev.Version, a2a.EventStatusUpdate)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", store.ErrInvalidArgument, err)
+		}
+		var logged map[string]any
+		if err := decodeNumbers(tv.snap, &logged); err != nil {
+			return nil, err
+		}
+		if olderStatus(obj["status"], logged["status"]) || !a2a.CanTransition(ev.Version, tv.status.State, ev.State) {
+			return nil, nil
+		}
+		return []Event{ev}, nil
+	}
+	if tv.snap == nil {
+		return []Event{ev}, nil
+	}
+	updates, err := missed(tv.snap, ev.Payload, ev.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrInvalidArgument, err)
+	}
+	out := make([]Event, 0, len(updates))
+	for _, u := range updates {
+		e := ev
+		e.Kind, e.State, e.Payload, e.ID = u.kind, u.state, u.payload, u.id
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // keep holds ev to publish again, and asks the task's follower on this

@@ -162,3 +162,59 @@ func TestSubscriberPublishKeepsFailedEvents(t *testing.T) {
 		t.Fatalf("logged artifacts %v", arts)
 	}
 }
+
+// An event published from outside the subscriber (a send's answer, a
+// client's stream) may reach the relay after the task's follower has
+// published a later view of the task: it is taken as the log stands then.
+// Each case is one kind of stale event, and none of them may move the log
+// back; what is new in them still goes.
+func TestSubscriberPublishNeverMovesTheLogBack(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewRedis(redistest.Start(t).Client(t), store.Options{})
+	_, url := demo(t, demoagent.Options{})
+	r := newReplica(t, st, url, "replica", time.Second)
+	at := func(s int) string { return time.Date(2026, 12, 2, 10, 0, s, 0, time.UTC).Format(time.RFC3339Nano) }
+	task := func(state string, s int, arts string) []byte {
+		return []byte(`{"task":{"id":"t1","contextId":"c1","status":{"state":"` + state + `","timestamp":"` + at(s) + `"},"artifacts":[` + arts + `]}}`)
+	}
+	status := func(state string, s int) []byte {
+		return []byte(`{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"` + state + `","timestamp":"` + at(s) + `"}}}`)
+	}
+	ev := func(kind a2a.EventKind, state a2a.State, payload []byte) push.Event {
+		return push.Event{Agent: agentName, TaskID: "t1", ContextID: "c1", Version: a2a.V10, Kind: kind, State: state, Payload: payload}
+	}
+	// The follower's read came first: the task works, with one part.
+	if _, err := r.relay.Publish(ctx, ev(a2a.EventTask, a2a.StateWorking, task("TASK_STATE_WORKING", 2, `{"artifactId":"a","parts":[{"text":"p1"}]}`))); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name       string
+		ev         push.Event
+		wantStates []a2a.State
+		wantArts   []string
+	}{
+		{"the send's answer, read before the follower's", ev(a2a.EventTask, a2a.StateSubmitted, task("TASK_STATE_SUBMITTED", 1, "")),
+			[]a2a.State{a2a.StateWorking}, nil},
+		{"a status older than the logged one", ev(a2a.EventStatusUpdate, a2a.StateSubmitted, status("TASK_STATE_SUBMITTED", 1)),
+			[]a2a.State{a2a.StateWorking}, nil},
+		{"a status the logged one cannot move to, however new", ev(a2a.EventStatusUpdate, a2a.StateSubmitted, status("TASK_STATE_SUBMITTED", 3)),
+			[]a2a.State{a2a.StateWorking}, nil},
+		{"a task showing one part more: only that part goes", ev(a2a.EventTask, a2a.StateWorking, task("TASK_STATE_WORKING", 2, `{"artifactId":"a","parts":[{"text":"p1"},{"text":"p2"}]}`)),
+			[]a2a.State{a2a.StateWorking}, []string{"a"}},
+		{"the task's end", ev(a2a.EventStatusUpdate, a2a.StateCompleted, status("TASK_STATE_COMPLETED", 4)),
+			[]a2a.State{a2a.StateWorking, a2a.StateCompleted}, []string{"a"}},
+		{"a status after the end", ev(a2a.EventStatusUpdate, a2a.StateWorking, status("TASK_STATE_WORKING", 5)),
+			[]a2a.State{a2a.StateWorking, a2a.StateCompleted}, []string{"a"}},
+		{"a task after the end, showing an earlier state", ev(a2a.EventTask, a2a.StateWorking, task("TASK_STATE_WORKING", 3, `{"artifactId":"a","parts":[{"text":"p1"},{"text":"p2"}]}`)),
+			[]a2a.State{a2a.StateWorking, a2a.StateCompleted}, []string{"a"}},
+	}
+	for _, s := range steps {
+		if err := r.sub.Publish(ctx, s.ev); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		arts, states, _ := logged(t, r.relay, "t1")
+		if !slices.Equal(states, s.wantStates) || !slices.Equal(arts, s.wantArts) {
+			t.Fatalf("after %s: the log holds states %v and artifact updates %v, want %v and %v", s.name, states, arts, s.wantStates, s.wantArts)
+		}
+	}
+}
