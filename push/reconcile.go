@@ -60,6 +60,18 @@ type taskView struct {
 	// readAt is when the last read of the task that was published whole
 	// was sent: it shows every event the agent stored before then.
 	readAt time.Time
+
+	// The newest logged event the view knows of, for Publish, which needs
+	// the latest logged status only, not the task folded (folding a long
+	// task's every event again is what a refresh costs): tailID and
+	// tailSeq name it, tailStatus is the status object of the newest event
+	// up to it that set the task's status (nil: none), tailState its
+	// state. Publish moves it on over its own events when they follow it
+	// directly (follow); readTail reads what others logged after it.
+	tailID     string
+	tailSeq    int64
+	tailStatus any
+	tailState  a2a.State
 }
 
 // maxViews bounds the task views a replica keeps; a view dropped to make
@@ -138,6 +150,47 @@ func (tv *taskView) refresh(ctx context.Context, r *Relay, ref store.TaskRef) er
 			return nil
 		}
 	}
+}
+
+// readTail moves the view's tail over the events logged after it, reading
+// only what sets the task's status; a tail that fell out of the log is
+// read again from the start.
+func (tv *taskView) readTail(ctx context.Context, r *Relay, ref store.TaskRef) error {
+	for {
+		events, found, err := r.Replay(ctx, ref.Agent, ref.TaskID, tv.tailID, store.MaxEventLogReadLimit)
+		if err != nil {
+			return fmt.Errorf("read the event log: %w", err)
+		}
+		if !found && tv.tailID != "" {
+			tv.tailID, tv.tailSeq, tv.tailStatus, tv.tailState = "", 0, nil, a2a.StateUnknown
+			continue
+		}
+		for _, le := range events {
+			ev, err := loggedEvent(ref, le.Payload)
+			if err != nil {
+				return fmt.Errorf("read logged event %s: %w", le.ID, err)
+			}
+			if err := tv.follow(le.Seq, le.ID, ev); err != nil {
+				return fmt.Errorf("read logged event %s: %w", le.ID, err)
+			}
+		}
+		if len(events) < store.MaxEventLogReadLimit {
+			return nil
+		}
+	}
+}
+
+// follow moves the view's tail to ev, logged as seq under id.
+func (tv *taskView) follow(seq int64, id string, ev Event) error {
+	if ev.Kind != a2a.EventArtifactUpdate && ev.State != a2a.StateUnknown {
+		obj, err := a2a.EventObject(ev.Payload, ev.Version, ev.Kind)
+		if err != nil {
+			return err
+		}
+		tv.tailStatus, tv.tailState = obj["status"], ev.State
+	}
+	tv.tailID, tv.tailSeq = id, seq
+	return nil
 }
 
 // loggedEvent reads a logged payload back into an Event.

@@ -150,11 +150,16 @@ func (s *Subscriber) Publish(ctx context.Context, ev Event) error {
 		return err
 	}
 	for i, e := range evs {
-		if _, err := s.o.Relay.Publish(ctx, e); err != nil {
+		p, err := s.o.Relay.Publish(ctx, e)
+		if err != nil {
 			for _, k := range evs[i:] {
 				s.keep(k, false)
 			}
 			return err
+		}
+		if !p.Duplicate && p.Seq == tv.tailSeq+1 {
+			// Nothing else was logged in between: the tail is still known.
+			_ = tv.follow(p.Seq, p.ID, e)
 		}
 	}
 	return nil
@@ -168,28 +173,27 @@ func (s *Subscriber) Publish(ctx context.Context, ev Event) error {
 // it is, as reconciling it needs its place, which it does not carry. The
 // caller holds tv.
 func (s *Subscriber) current(ctx context.Context, tv *taskView, ref store.TaskRef, ev Event) ([]Event, error) {
-	if ev.Kind == a2a.EventArtifactUpdate {
+	switch ev.Kind {
+	case a2a.EventArtifactUpdate:
 		return []Event{ev}, nil
-	}
-	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
-		return nil, err
-	}
-	if ev.Kind == a2a.EventStatusUpdate {
-		if tv.status == nil {
+	case a2a.EventStatusUpdate:
+		if err := tv.readTail(ctx, s.o.Relay, ref); err != nil {
+			return nil, err
+		}
+		if tv.tailStatus == nil {
 			return []Event{ev}, nil
 		}
 		obj, err := a2a.EventObject(ev.Payload, ev.Version, a2a.EventStatusUpdate)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", store.ErrInvalidArgument, err)
 		}
-		var logged map[string]any
-		if err := decodeNumbers(tv.snap, &logged); err != nil {
-			return nil, err
-		}
-		if olderStatus(obj["status"], logged["status"]) || !a2a.CanTransition(ev.Version, tv.status.State, ev.State) {
+		if olderStatus(obj["status"], tv.tailStatus) || !a2a.CanTransition(ev.Version, tv.tailState, ev.State) {
 			return nil, nil
 		}
 		return []Event{ev}, nil
+	}
+	if err := tv.refresh(ctx, s.o.Relay, ref); err != nil {
+		return nil, err
 	}
 	if tv.snap == nil {
 		return []Event{ev}, nil
