@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 )
 
 // This file translates task events between protocol versions, for
@@ -72,6 +73,9 @@ func ConvertEvent(payload []byte, from Version, k EventKind, to Version) ([]byte
 	if _, ok := streamMembers[k]; !ok {
 		return nil, fmt.Errorf("%w: a %s event cannot be converted", ErrNotA2A, k)
 	}
+	if from == V10 && to == V10 && isStreamResponse(payload) {
+		return payload, nil
+	}
 	v, err := decodeJSON(payload)
 	if err != nil {
 		return nil, err
@@ -132,6 +136,40 @@ func decodeJSON(b []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// isStreamResponse reports whether payload is a 1.0 StreamResponse, one
+// member naming an event kind whose value is an object: what ConvertEvent
+// returns as it is for a 1.0 consumer. It validates the text without
+// building the objects inside, which the relay's 1.0 events, already in
+// that shape, would only have decoded to be thrown away. Anything it is
+// unsure of (a member twice, a name that differs only in case) is left to
+// the full reading.
+func isStreamResponse(payload []byte) bool {
+	if checkJSON(payload) != nil {
+		return false
+	}
+	var out [8][]byte
+	seen, err := walk(payload, streamResponseMembers, out[:len(streamResponseMembers)], knownOnly)
+	if err != nil || bits.OnesCount64(seen) != 1 {
+		return false
+	}
+	for _, raw := range out {
+		if raw != nil {
+			return isObject(raw)
+		}
+	}
+	return false
+}
+
+// streamResponseMembers are the StreamResponse members, spelled exactly:
+// unwrapEvent takes no other spelling.
+var streamResponseMembers = func() []member {
+	var out []member
+	for _, m := range streamMembers {
+		out = append(out, member{name: m, alias: m})
+	}
+	return out
+}()
 
 // unwrapEvent finds the event object and its kind: inside a 1.0 wrapper
 // (wrapped), by its 0.3 kind, or k for a bare object.

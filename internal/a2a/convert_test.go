@@ -164,3 +164,34 @@ func TestParsePushConfig(t *testing.T) {
 		}
 	}
 }
+
+// isStreamResponse is ConvertEvent's shortcut for a 1.0 event a 1.0
+// consumer gets as it is: whatever it takes, decoding the payload whole
+// must find it a StreamResponse too, so that the shortcut never passes on
+// what the full conversion would have rewritten or refused.
+func FuzzIsStreamResponse(f *testing.F) {
+	for _, seed := range []string{
+		`{"task":{"id":"t"}}`, `{"statusUpdate":{"taskId":"t","status":{"state":"TASK_STATE_WORKING"}}}`,
+		`{"artifactUpdate":{}}`, `{"message":{"messageId":"m"}}`, `{"task":{},"task":{}}`, `{"t\u0061sk":{}}`,
+		`{"task":{}} {}`, `{"task":[]}`, `{"task":{},"kind":"task"}`, `{"kind":"task","id":"t"}`, `{"Task":{}}`,
+		`{"task":{"id":"\xff"}}`, `[{"task":{}}]`, `{"task":{"id":1e400}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if !isStreamResponse(payload) {
+			return
+		}
+		v, err := decodeJSON(payload)
+		if err != nil {
+			t.Fatalf("taken as a StreamResponse, but it does not decode: %v", err)
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			t.Fatal("taken as a StreamResponse, but it is no object")
+		}
+		if inner, _, wrapped := unwrapEvent(obj, EventTask); inner == nil || !wrapped {
+			t.Fatal("taken as a StreamResponse, but the full reading finds none")
+		}
+	})
+}
