@@ -65,12 +65,6 @@ func (r *retries) add(ev Event, letGo bool) bool {
 	return true
 }
 
-func (r *retries) has(ref store.TaskRef) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.m[ref]) > 0
-}
-
 // first returns the task's oldest kept event.
 func (r *retries) first(ref store.TaskRef) (retry, bool) {
 	r.mu.Lock()
