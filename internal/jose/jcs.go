@@ -2,6 +2,7 @@ package jose
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrNotCanonicalizable reports JSON text that has no RFC 8785 canonical
@@ -92,17 +94,43 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 }
 
 // compareUTF16 orders strings by UTF-16 code units (RFC 8785 section 3.2.3),
-// which differs from byte order for characters above U+FFFF.
+// which differs from byte order for characters above U+FFFF. It compares
+// rune by rune, without converting either string: keys mostly differ early.
 func compareUTF16(a, b string) int {
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return cmp.Compare(utf16Units(ra), utf16Units(rb))
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// utf16Units orders one rune as its UTF-16 code units do: the first unit
+// in the high half, the second (zero for a rune of one unit) in the low.
+func utf16Units(r rune) int {
+	if r >= 0x10000 {
+		hi, lo := utf16.EncodeRune(r)
+		return int(hi)<<16 | int(lo)
+	}
+	return int(r) << 16
 }
 
 // writeString escapes only what RFC 8785 section 3.2.2.2 requires: the quote,
 // the backslash and C0 controls (with the short forms where JSON has them).
+// The text between them is written in runs.
 func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
+	run := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		buf.WriteString(s[run:i])
+		run = i + 1
 		switch c {
 		case '"':
 			buf.WriteString(`\"`)
@@ -119,13 +147,10 @@ func writeString(buf *bytes.Buffer, s string) {
 		case '\t':
 			buf.WriteString(`\t`)
 		default:
-			if c < 0x20 {
-				fmt.Fprintf(buf, `\u%04x`, c)
-			} else {
-				buf.WriteByte(c)
-			}
+			fmt.Fprintf(buf, `\u%04x`, c)
 		}
 	}
+	buf.WriteString(s[run:])
 	buf.WriteByte('"')
 }
 

@@ -241,7 +241,11 @@ func (p *jsonParser) digits() int {
 
 func (p *jsonParser) str() (string, error) {
 	p.pos++ // opening quote
+	// Text between escapes is taken in runs, as it is: valid UTF-8 reads
+	// back as the same bytes.
 	var sb strings.Builder
+	escaped := false
+	run := p.pos
 	for {
 		if p.pos >= len(p.data) {
 			return "", p.fail("unterminated string")
@@ -249,23 +253,29 @@ func (p *jsonParser) str() (string, error) {
 		c := p.data[p.pos]
 		switch {
 		case c == '"':
+			text := p.data[run:p.pos]
 			p.pos++
+			if !escaped {
+				return string(text), nil
+			}
+			sb.Write(text)
 			return sb.String(), nil
 		case c == '\\':
+			sb.Write(p.data[run:p.pos])
+			escaped = true
 			if err := p.escape(&sb); err != nil {
 				return "", err
 			}
+			run = p.pos
 		case c < 0x20:
 			return "", p.fail("control character in string")
 		case c < utf8.RuneSelf:
-			sb.WriteByte(c)
 			p.pos++
 		default:
 			r, size := utf8.DecodeRune(p.data[p.pos:])
 			if r == utf8.RuneError && size <= 1 {
 				return "", p.fail("invalid UTF-8")
 			}
-			sb.WriteRune(r)
 			p.pos += size
 		}
 	}
