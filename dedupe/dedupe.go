@@ -200,46 +200,64 @@ func (d *Deduper) storeFailed(w http.ResponseWriter, r *http.Request, s *proxy.S
 
 // first forwards the claimed request, keeping the claim alive while it
 // runs, noting the task id as soon as an event reveals it, and recording
-// the answer (or giving the claim up) afterwards.
+// the answer (or giving the claim up) when the request ends.
 func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, next proxy.Handler, q request) error {
-	streaming := s.Op.Method.Streaming()
+	f := &firstSend{d: d, r: r, s: s, q: q, streaming: s.Op.Method.Streaming()}
 	// A send runs to its end even if the caller leaves, so that the retry
 	// finds the answer instead of sending again.
-	s.DetachFromClient = !streaming
-	stopRenew := d.renew(q)
+	s.DetachFromClient = !f.streaming
+	f.stopRenew = d.renew(q)
+	f.tee = &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
+	// The answer is read once, by the proxy's observers.
+	s.AddObserver(proxy.ObserverFunc(f.observe))
+	s.OnEnd(f.settle)
+	return next(f.tee, r, s)
+}
 
-	// The answer is read once, by the proxy's observers: this one notes
-	// whether the agent answered with an error and, for streams, records the
-	// task id as soon as it is known, since only a streaming retry can use
-	// it before the answer is stored (to attach).
-	var taskID string
-	var agentError bool
-	tee := &teeWriter{ResponseWriter: w, max: d.o.MaxResultBytes}
-	s.AddObserver(proxy.ObserverFunc(func(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
-		if ev.Kind == a2a.EventError {
-			agentError = true
-		}
-		if !streaming || ev.TaskID == "" || taskID != "" {
-			return nil
-		}
-		taskID = ev.TaskID
-		// A retry of a stream with a task attaches to the task; the stream's
-		// bytes are never replayed, so they need not be kept (a stream may
-		// stay open for hours).
-		tee.stopKeeping()
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if _, err := d.st.SetTask(cctx, q.scope, q.key, q.holder, taskID); err != nil {
-			s.Log().Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
-		}
+// firstSend is a claimed send on its way to the agent.
+type firstSend struct {
+	d         *Deduper
+	r         *http.Request
+	s         *proxy.Scope
+	q         request
+	streaming bool
+	stopRenew func()
+	tee       *teeWriter
+	// taskID is the task a stream revealed; agentError, whether the agent
+	// answered with an error.
+	taskID     string
+	agentError bool
+}
+
+// observe notes whether the agent answered with an error and, for streams,
+// records the task id as soon as it is known, since only a streaming retry
+// can use it before the answer is stored (to attach).
+func (f *firstSend) observe(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _ []byte) error {
+	if ev.Kind == a2a.EventError {
+		f.agentError = true
+	}
+	if !f.streaming || ev.TaskID == "" || f.taskID != "" {
 		return nil
-	}))
+	}
+	f.taskID = ev.TaskID
+	// A retry of a stream with a task attaches to the task; the stream's
+	// bytes are never replayed, so they need not be kept (a stream may
+	// stay open for hours).
+	f.tee.stopKeeping()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, err := f.d.st.SetTask(cctx, f.q.scope, f.q.key, f.q.holder, f.taskID); err != nil {
+		f.s.Log().Warn("dedupe: task id not recorded; a streaming retry will wait instead of attaching", "err", err)
+	}
+	return nil
+}
 
-	err := next(tee, r, s)
-
-	// Decide now, while the answer is at hand; the store call then runs on
-	// after the handler returns, so the connection can serve its next
-	// request, on a context the caller's disconnect cannot cancel.
+// settle decides what becomes of the claim when the request ends, while the
+// answer is at hand; the store call then runs on after the handler returns,
+// so the connection can serve its next request, on a context the caller's
+// disconnect cannot cancel.
+func (f *firstSend) settle(err error) {
+	d, r, s, q, tee, streaming, taskID, agentError := f.d, f.r, f.s, f.q, f.tee, f.streaming, f.taskID, f.agentError
 	var settle func(ctx context.Context)
 	switch {
 	case err == nil && (tee.status() >= 300 || agentError && !streaming):
@@ -269,14 +287,13 @@ func (d *Deduper) first(w http.ResponseWriter, r *http.Request, s *proxy.Scope, 
 		s.Log().Info("dedupe: outcome unknown; the claim expires after its lease", "lease", d.o.Lease.D().String(), "overflow", tee.overflow)
 	}
 	go func() {
-		defer stopRenew()
+		defer f.stopRenew()
 		if settle != nil {
 			ctx, cancel := context.WithTimeout(requestctx.OffPath(context.WithoutCancel(r.Context())), cleanupTimeout)
 			defer cancel()
 			settle(ctx)
 		}
 	}()
-	return err
 }
 
 func (d *Deduper) release(ctx context.Context, s *proxy.Scope, q request, why string) {

@@ -38,10 +38,14 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	}
 	ctx := clientCtx
 	var headersLate *time.Timer
+	// What the exchange holds, released when it ends: here, or where a
+	// handed-off stream ends (relayStream).
+	var own cleanups
+	defer own.run()
 	if !s.Op.Method.Streaming() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Agent.cfg.Timeouts.Request.D())
-		defer cancel()
+		own.add(cancel)
 	} else {
 		// The stream cap is taken before the agent is asked, so a refused
 		// stream never reaches it.
@@ -52,13 +56,13 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 		if !ok {
 			return a2a.ErrRateLimited.WithMessage("the gateway holds its maximum number of open streams").WithRetryAfter(time.Second)
 		}
-		defer release()
+		own.add(release)
 		// A stream may last as long as its task, but the agent must start
 		// it (send its headers) within the request timeout, or within
 		// stream_idle when that is shorter.
 		var cancelCause context.CancelCauseFunc
 		ctx, cancelCause = context.WithCancelCause(ctx)
-		defer cancelCause(nil)
+		own.add(func() { cancelCause(nil) })
 		wait := s.Agent.cfg.Timeouts.Request.D()
 		if idle := s.Agent.cfg.Timeouts.StreamIdle.D(); idle > 0 {
 			wait = min(wait, idle)
@@ -75,14 +79,15 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, s *Scope) erro
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	body := resp.Body
+	own.add(func() { body.Close() })
 	if isEventStream(resp.Header) {
 		if !s.Op.Method.Streaming() {
 			// The caller asked for one answer; a stream, even of one
 			// well-formed event, is not what its client can read.
 			return &upstreamFailure{err: errors.New("agent answer refused: an event stream answers a unary call"), a2aErr: a2a.ErrInvalidAgentResponse}
 		}
-		return g.relayStream(w, r, s, resp)
+		return g.relayStream(w, r, s, resp, &own)
 	}
 	return g.relayJSON(w, clientCtx, s, resp)
 }
@@ -274,83 +279,120 @@ func (g *Gateway) observeParsed(ctx context.Context, s *Scope, ev a2a.Event, pay
 // the agent did not choose (idle, an event over the size limit, a broken
 // connection) or an event that cannot be recorded is the caller's error:
 // its answer while nothing was written, else the stream's last event.
-func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response) error {
+func (g *Gateway) relayStream(w http.ResponseWriter, r *http.Request, s *Scope, resp *http.Response, own *cleanups) error {
+	x := &sseRelay{g: g, w: w, r: r, s: s, resp: resp, rc: http.NewResponseController(w)}
 	// The body is closed when the stream must stop for a reason the reader
 	// cannot see (draining, idle timeout): that unblocks Next.
-	watch := g.watchStream(s, resp.Body)
-	defer watch.done()
+	x.watch = g.watchStream(s, resp.Body)
+	own.add(x.done)
+	x.rd = a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
+	return x.relay(own)
+}
 
-	// The status line waits for the first event: if that event cannot be
-	// recorded, the caller still gets a proper error instead of an empty
-	// stream.
-	rc := http.NewResponseController(w)
-	started := false
-	start := func() {
-		h := w.Header()
-		copyAnswerHeaders(h, resp.Header)
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(resp.StatusCode)
-		started = true
+// sseRelay is one relayed SSE stream.
+type sseRelay struct {
+	g     *Gateway
+	w     http.ResponseWriter
+	r     *http.Request
+	s     *Scope
+	resp  *http.Response
+	rc    *http.ResponseController
+	rd    *a2a.SSEReader
+	watch *streamWatch
+	// started: the status line was written (or an error answered).
+	started bool
+}
+
+// start writes the status line and the answer's headers. It waits for the
+// first event: if that event cannot be recorded, the caller still gets a
+// proper error instead of an empty stream.
+func (x *sseRelay) start() {
+	h := x.w.Header()
+	copyAnswerHeaders(h, x.resp.Header)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	if x.s.life.handoff != nil {
+		h.Set("Connection", "close")
 	}
-	defer func() {
-		if !started {
-			start() // the agent ended the stream without an event
-		}
-	}()
-	fail := func(err error) error {
-		if !started {
-			started = true // the error is the answer
-			return err
-		}
-		// Headers are gone: the error becomes the last event, in the
-		// caller's binding and version, and writeError logs and counts it.
-		var ae *a2a.Error
-		if !errors.As(err, &ae) {
-			ae = a2a.ErrInternal
-		}
-		if _, werr := w.Write(ae.StreamErrorEvent(s.Op.Binding, s.Op.Version, s.Op.RPCID)); werr == nil {
-			_ = rc.Flush()
-		}
+	x.w.WriteHeader(x.resp.StatusCode)
+	x.started = true
+	// Of the exchange, the stream needs only the body from now on; the
+	// body refers to the response, which would keep the request sent to
+	// the agent and both headers for as long as the stream lasts.
+	x.resp.Header, x.resp.Request = nil, nil
+}
+
+// done releases the watch and answers a stream the agent ended without an
+// event.
+func (x *sseRelay) done() {
+	x.watch.done()
+	if !x.started {
+		x.start()
+	}
+}
+
+// fail ends the stream with err: the caller's answer while nothing was
+// written, else the stream's last event, in the caller's binding and
+// version (writeError logs and counts it).
+func (x *sseRelay) fail(err error) error {
+	if !x.started {
+		x.started = true // the error is the answer
 		return err
 	}
+	var ae *a2a.Error
+	if !errors.As(err, &ae) {
+		ae = a2a.ErrInternal
+	}
+	s := x.s
+	if _, werr := x.w.Write(ae.StreamErrorEvent(s.Op.Binding, s.Op.Version, s.Op.RPCID)); werr == nil {
+		_ = x.rc.Flush()
+	}
+	return err
+}
 
-	rd := a2a.NewSSEReader(resp.Body, g.limits.MaxEventBytes)
+// relay relays events until the stream ends. Once the first event is out,
+// the rest of the stream is handed off when it can be (handoff.go); own is
+// what the forwarder releases when the stream ends.
+func (x *sseRelay) relay(own *cleanups) error {
+	g, r, s := x.g, x.r, x.s
 	for {
-		ev, err := rd.Next()
+		ev, err := x.rd.Next()
 		if err != nil {
-			if err := g.streamEnd(r, s, err, watch.idledOut()); err != nil {
-				return fail(err)
+			if err := g.streamEnd(r, s, err, x.watch.idledOut()); err != nil {
+				return x.fail(err)
 			}
 			return nil
 		}
 		if !ev.KeepAlive() {
-			watch.sawData()
+			x.watch.sawData()
 		}
 		var id string
 		if !ev.KeepAlive() {
 			var data []byte
 			data, id, err = g.observeStream(r.Context(), s, ev.Data)
 			if err != nil {
-				return fail(err)
+				return x.fail(err)
 			}
 			ev.Raw = reframe(ev.Raw, ev.Data, data)
 		}
-		if !started {
-			start()
+		if !x.started {
+			x.start()
 		}
 		write := true
 		if s.streamGate != nil && !ev.KeepAlive() {
-			if write, err = s.streamGate(w, id); err != nil {
+			if write, err = s.streamGate(x.w, id); err != nil {
 				return nil
 			}
 		}
 		if write {
-			if err := writeEvent(w, s, ev.Raw, id); err != nil {
+			if err := writeEvent(x.w, s, ev.Raw, id); err != nil {
 				return nil
 			}
 		}
-		if err := rc.Flush(); err != nil {
+		if err := x.rc.Flush(); err != nil {
+			return nil
+		}
+		if own != nil && g.handOff(s, func() error { return x.relay(nil) }, own) {
 			return nil
 		}
 	}

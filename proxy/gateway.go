@@ -73,6 +73,9 @@ type Gateway struct {
 	tenantOnSpans bool
 
 	streams atomic.Int64
+	// handedOff counts the goroutines of handed-off streams.
+	handedOff       goroutines
+	shutdownTimeout time.Duration
 	// drainCtx is cancelled when open streams must end (shutdown).
 	drainCtx   context.Context
 	drainStart context.CancelFunc
@@ -87,7 +90,9 @@ func New(o Options) (*Gateway, error) {
 		metrics:   o.Metrics,
 		log:       o.Logger,
 		limits:    o.Config.Limits,
-		eventID:   o.StreamEventID,
+
+		shutdownTimeout: o.Config.Shutdown.Timeout.D(),
+		eventID:         o.StreamEventID,
 
 		oversizedCredential: o.OversizedCredential,
 		grpcOnly:            o.GRPCOnly,
@@ -132,9 +137,15 @@ func (g *Gateway) DrainStreams() { g.drainStart() }
 // StreamsDrained is closed when DrainStreams ends the open streams.
 func (g *Gateway) StreamsDrained() <-chan struct{} { return g.drainCtx.Done() }
 
-// Close releases the upstream connection pools.
+// Close ends the open streams, waits up to shutdown.timeout for the
+// handed-off ones to finish, and releases the upstream connection pools.
 func (g *Gateway) Close() {
 	g.drainStart()
+	ctx, cancel := context.WithTimeout(context.Background(), g.shutdownTimeout)
+	defer cancel()
+	if err := g.WaitStreams(ctx); err != nil {
+		g.log.Warn("closing with streams still finishing", "err", err)
+	}
 	for _, a := range g.agents {
 		a.close()
 	}
@@ -201,6 +212,7 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 	}
 	r = r.WithContext(request.OnPath(r.Context()))
 	s := &Scope{Agent: a, Start: time.Now(), relPath: rel, Op: &a2a.Operation{Binding: binding}}
+	s.life = &s.own
 	rec := &statusRecorder{ResponseWriter: w}
 	err := g.classify(rec, r, s)
 	if err == nil {
@@ -208,9 +220,28 @@ func (g *Gateway) serveAgent(w http.ResponseWriter, r *http.Request, a *Agent, r
 		s.logAttrs = append(traceAttrs(r), "agent", a.Name, "op", s.Op.Method.String(), "version", s.Op.Version.String(), "binding", s.Op.Binding.String())
 		g.startSpan(r, s)
 		if err = refuseUnoffered(a, s.Op); err == nil {
+			r = g.prepareHandOff(r, s, rec)
+			h := s.life.handoff
+			if h != nil {
+				s.life.finish = func(err error) { g.finish(rec, r, s, err) }
+			}
 			err = g.handler(rec, r, s)
+			if s.life.handedOff {
+				return // the stream's goroutine finishes the request
+			}
+			if h != nil {
+				defer h.release()
+			}
 		}
 	}
+	g.finish(rec, r, s, err)
+}
+
+// finish ends a request: the stages' ends, then its error answer (if it
+// failed before anything was written), metric, span and access line.
+func (g *Gateway) finish(rec *statusRecorder, r *http.Request, s *Scope, err error) {
+	s.life.end(err)
+	a := s.Agent
 	if s.base == nil {
 		s.base, s.logAttrs = g.log, append(traceAttrs(r), "agent", a.Name)
 	}

@@ -50,7 +50,10 @@ func (g *Gateway) timeBody(w http.ResponseWriter, r *http.Request) {
 }
 
 // timedBody lifts the body's read deadline once the body has been read to
-// its end: a stream answering it may last as long as its task does.
+// its end: a stream answering it may last as long as its task does. It then
+// lets go of net/http's body, which holds the whole connection (buffers
+// included) and would keep it alive for as long as a handed-off stream
+// keeps the request (handoff.go); net/http closes that body itself.
 type timedBody struct {
 	io.ReadCloser
 	rc  *http.ResponseController // nil: no deadline was set
@@ -58,11 +61,16 @@ type timedBody struct {
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.eof {
+	if err == io.EOF {
 		b.eof = true
+		b.ReadCloser = http.NoBody
 		if b.rc != nil {
 			_ = b.rc.SetReadDeadline(time.Time{})
+			b.rc = nil
 		}
 	}
 	return n, err

@@ -53,6 +53,10 @@ type Scope struct {
 	// stream said last, for the span and the access line.
 	seenTask  string
 	seenState a2a.State
+	// life is what the request does when it ends (handoff.go): own for
+	// the request's scope, shared by the scopes derived from it.
+	life *life
+	own  life
 }
 
 // Sent reports whether the request was handed to the agent: from then on

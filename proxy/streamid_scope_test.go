@@ -26,14 +26,15 @@ func (s *scopeIDs) stage(next proxy.Handler) proxy.Handler {
 			s.mu.Unlock()
 			return nil
 		}))
-		err := next(w, r, sc)
-		// Outside an event's observation there is no id.
-		if id := sc.StreamEventID(); id != "" {
-			s.mu.Lock()
-			s.ids = append(s.ids, "after the stream: "+id)
-			s.mu.Unlock()
-		}
-		return err
+		sc.OnEnd(func(error) {
+			// Outside an event's observation there is no id.
+			if id := sc.StreamEventID(); id != "" {
+				s.mu.Lock()
+				s.ids = append(s.ids, "after the stream: "+id)
+				s.mu.Unlock()
+			}
+		})
+		return next(w, r, sc)
 	}
 }
 

@@ -201,11 +201,12 @@ func (f *Flow) forwardResumed(w http.ResponseWriter, r *http.Request, s *proxy.S
 		}
 		return nil
 	}))
-	err := next(w, r, s)
-	if err != nil {
-		count("error")
-	}
-	return err
+	s.OnEnd(func(err error) {
+		if err != nil {
+			count("error")
+		}
+	})
+	return next(w, r, s)
 }
 
 // refuseExpired refuses a message resuming a task whose challenge expired:

@@ -468,6 +468,11 @@ func (g *Gateway) ServeGRPC(ctx context.Context, pub, adm net.Listener, grpcLn m
 		}()
 	}
 	wg.Wait()
+	// Streams handed off by their handlers are not the servers' to wait
+	// for; the stream grace ends them as it ends the others.
+	if err := g.proxy.WaitStreams(shutCtx); err != nil {
+		g.log.Warn("shutdown did not finish in time", "err", err)
+	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil
 	}

@@ -64,7 +64,7 @@ func limitRate(b *budget.Budgets, active store.ActiveTasks, m *metrics.Metrics) 
 					m.BudgetRefusals.WithLabelValues(s.Agent.Name, "streams").Inc()
 					return a2a.ErrRateLimited.WithMessage("the tenant holds its maximum number of open streams").WithRetryAfter(5 * time.Second)
 				}
-				defer release()
+				s.OnEnd(func(error) { release() })
 			}
 			return next(w, r, s)
 		}

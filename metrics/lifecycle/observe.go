@@ -143,10 +143,11 @@ func (t *Tracker) countSubscriber(w http.ResponseWriter, r *http.Request, s *pro
 		_ = t.Record(ctx, TaskEvent{Agent: s.Agent.Name, TaskID: ev.TaskID, subscribers: 1})
 		return nil
 	}))
-	err := next(w, r, s)
-	ctx := context.WithoutCancel(r.Context())
-	for _, id := range tasks {
-		_ = t.Record(ctx, TaskEvent{Agent: s.Agent.Name, TaskID: id, subscribers: -1})
-	}
-	return err
+	s.OnEnd(func(error) {
+		ctx := context.WithoutCancel(r.Context())
+		for _, id := range tasks {
+			_ = t.Record(ctx, TaskEvent{Agent: s.Agent.Name, TaskID: id, subscribers: -1})
+		}
+	})
+	return next(w, r, s)
 }
