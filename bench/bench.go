@@ -39,17 +39,21 @@ type Options struct {
 	Streams int
 	// WarmupStreams are opened before the "before" sample. Default 16.
 	WarmupStreams int
-	// PushTasks is the number of tasks the push-relay run streams, each
-	// with a push config; negative skips the run. Default 480.
+	// PushTasks is the number of tasks the paced push-relay run streams,
+	// each with a push config; negative skips the run. Default 480.
 	PushTasks int
+	// PushSaturationTasks is the number of tasks the saturation run
+	// streams after it, their events back to back; negative skips the
+	// run. Default 240.
+	PushSaturationTasks int
 	// PushEvents is the number of events each of those tasks streams.
 	// Default 100.
 	PushEvents int
 	// PushClients is the number of tasks streamed at a time. Default 24.
 	PushClients int
-	// PushInterval is the time between two events of a task: the run
-	// offers PushClients/PushInterval events a second. Default 10ms;
-	// negative streams them back to back.
+	// PushInterval is the time between two events of a task in the paced
+	// run, which offers PushClients/PushInterval events a second. Default
+	// 10ms; negative streams them back to back.
 	PushInterval time.Duration
 	// OpenRate is the fixed rate of the open-loop measurement, in requests
 	// a second per target; negative skips it. Default 1000.
@@ -62,7 +66,8 @@ type Options struct {
 	// OpenSenders bounds the open-loop requests in flight at once.
 	// Default 256.
 	OpenSenders int
-	// PushOnly runs the push-relay measurement alone.
+	// PushOnly runs the push-relay measurements alone: the paced run and
+	// the saturation run.
 	PushOnly bool
 	// Targets, when set, names the throughput targets to measure; the
 	// others are reported as skipped. Two rows measured alone alternate
@@ -113,6 +118,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.PushTasks == 0 {
 		o.PushTasks = defaultPushTasks
 	}
+	if o.PushSaturationTasks == 0 {
+		o.PushSaturationTasks = defaultPushSaturationTasks
+	}
 	if o.PushEvents == 0 {
 		o.PushEvents = defaultPushEvents
 	}
@@ -162,6 +170,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("warm-up streams must be 1-1000, got %d", o.WarmupStreams)
 	case o.PushTasks > 100000:
 		return o, fmt.Errorf("push tasks must be at most 100000, got %d", o.PushTasks)
+	case o.PushSaturationTasks > 100000:
+		return o, fmt.Errorf("push saturation tasks must be at most 100000, got %d", o.PushSaturationTasks)
 	case o.PushEvents < 2 || o.PushEvents > maxPushEvents:
 		return o, fmt.Errorf("push events must be 2-%d, got %d", maxPushEvents, o.PushEvents)
 	case o.PushClients < 1 || o.PushClients > 1000:
@@ -175,8 +185,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("open-loop rounds must be at least 1 and leave windows of 100ms and 10 requests or more, in at most 10m; got %d rounds of %v at %g req/s", o.OpenRounds, o.OpenDuration, o.OpenRate)
 	case o.OpenSenders < 1 || o.OpenSenders > 10000:
 		return o, fmt.Errorf("open-loop senders must be 1-10000, got %d", o.OpenSenders)
-	case o.PushOnly && o.PushTasks < 0:
-		return o, fmt.Errorf("the push-relay run alone needs push tasks")
+	case o.PushOnly && o.PushTasks < 0 && o.PushSaturationTasks < 0:
+		return o, fmt.Errorf("the push-relay runs alone need push tasks")
 	}
 	return o, nil
 }
@@ -268,22 +278,22 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.Streams = &sr
 	}
-	if o.PushTasks > 0 {
-		pr, skip, err := r.pushRelay(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if skip != "" {
-			r.progress("push relay      skipped: %s", skip)
-		} else {
-			rep.Push = &pr
-			rep.Machine.Redis = r.pushRedisVersion
-		}
+	paced, saturation := o.pushPhases()
+	if rep.Push, err = r.push(ctx, paced); err != nil {
+		return nil, err
+	}
+	if rep.PushSaturation, err = r.push(ctx, saturation); err != nil {
+		return nil, err
+	}
+	if r.pushRedisVersion != "" {
+		rep.Machine.Redis = r.pushRedisVersion
 	}
 	rep.evaluate()
-	if p := rep.Push; p != nil && (p.Missing > 0 || p.Streamed == 0) {
-		// Losing a notification is a defect, not a slow run.
-		return rep, fmt.Errorf("push relay: %d of %d streamed events never reached the webhook", p.Missing, p.Streamed)
+	for _, x := range rep.pushRuns() {
+		if x.p.Missing > 0 || x.p.Streamed == 0 {
+			// Losing a notification is a defect, not a slow run.
+			return rep, fmt.Errorf("push relay, %s run: %d of %d streamed events never reached the webhook", x.name, x.p.Missing, x.p.Streamed)
+		}
 	}
 	return rep, nil
 }
@@ -308,7 +318,7 @@ type runner struct {
 	issuer    *issuer
 	tokens    []credential
 
-	// pushRedisVersion is the push-relay run's Redis, for the report.
+	// pushRedisVersion is the push-relay runs' Redis, for the report.
 	pushRedisVersion string
 }
 

@@ -31,24 +31,26 @@ func TestMain(m *testing.M) {
 }
 
 // TestHarnessTiny runs the whole harness at toy size so it cannot rot:
-// every target must answer every request correctly and every stream must
-// open. It asserts nothing about speed or memory.
+// every target must answer every request correctly, every stream must
+// open and both push-relay runs must deliver every event once. It asserts
+// nothing about speed or memory.
 func TestHarnessTiny(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder
 	rep, err := Run(ctx, Options{
-		Concurrency:   4,
-		Warmup:        200 * time.Millisecond,
-		Duration:      time.Second,
-		Streams:       50,
-		WarmupStreams: 4,
-		PushTasks:     tinyPushTasks,
-		PushEvents:    tinyPushEvents,
-		PushClients:   2,
-		OpenRate:      200,
-		OpenDuration:  600 * time.Millisecond,
-		Progress:      &progress,
+		Concurrency:         4,
+		Warmup:              200 * time.Millisecond,
+		Duration:            time.Second,
+		Streams:             50,
+		WarmupStreams:       4,
+		PushTasks:           tinyPushTasks,
+		PushSaturationTasks: tinyPushTasks,
+		PushEvents:          tinyPushEvents,
+		PushClients:         2,
+		OpenRate:            200,
+		OpenDuration:        600 * time.Millisecond,
+		Progress:            &progress,
 	})
 	if err != nil {
 		t.Fatalf("run: %v\nprogress:\n%s", err, progress.String())
@@ -125,17 +127,19 @@ func TestHarnessTiny(t *testing.T) {
 		}
 	})
 
-	t.Run("push relay", func(t *testing.T) { checkPushRelay(t, rep.Push, redisErr) })
+	t.Run("push relay", func(t *testing.T) { checkPushRelay(t, rep.Push, defaultPushInterval, redisErr) })
+	t.Run("push saturation", func(t *testing.T) { checkPushRelay(t, rep.PushSaturation, 0, redisErr) })
 	t.Run("open loop", func(t *testing.T) { checkOpenLoop(t, rep) })
 
 	var table strings.Builder
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{TargetGateway, "idle SSE streams", "open loop", "targets:"}
+	want := []string{TargetGateway, "idle SSE streams", "open loop", "targets:", "throughput vs httputil-tuned", "goroutines per idle stream"}
 	if redisErr == nil {
 		want = append(want, "gateway rows", TargetJWTRedisContext, TargetJWTRedisDedupe, "request path", "JWKS fetches while measured",
-			"bridge / gw-jwt-redis-dedupe", bridgeVerdict)
+			"bridge / gw-jwt-redis-dedupe", bridgeVerdict, "full policy / passthrough gateway CPU", "Redis CPU per deduplicated send",
+			"push relay gateway CPU per event", "push saturation deliveries/s", "push saturation events duplicated")
 	}
 	for _, want := range want {
 		if !strings.Contains(table.String(), want) {

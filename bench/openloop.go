@@ -26,13 +26,6 @@ const (
 	openLateAfter = 2 * time.Millisecond
 )
 
-// The open-loop targets: what the full policy row may add to the bare
-// upstream's latency at a fixed rate.
-const (
-	MaxOpenAddedP50 = 300 * time.Microsecond
-	MaxOpenAddedP99 = time.Millisecond
-)
-
 // openLoopTargets are the rows measured at a fixed rate, in the order of
 // a round; the first is the baseline the others are compared with.
 var openLoopTargets = []string{TargetDirect, TargetNginx, TargetGateway, TargetJWTRedis}

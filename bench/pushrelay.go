@@ -35,15 +35,20 @@ import (
 // agent wrote into the event, and counts every event of every task: any
 // event a client's stream carried that never reached the receiver is
 // missing, and a run with one missing fails.
+//
+// The saturation run that follows is the same measurement on fresh
+// processes, with a number of tasks of its own whose events the agent
+// writes back to back: the relay's rate when nothing paces it.
 
 // Defaults and bounds of the push-relay run.
 const (
-	defaultPushTasks    = 480
-	defaultPushEvents   = 100
-	defaultPushClients  = 24
-	defaultPushInterval = 10 * time.Millisecond
-	maxPushEvents       = 10_000
-	maxPushInterval     = time.Second
+	defaultPushTasks           = 480
+	defaultPushSaturationTasks = 240
+	defaultPushEvents          = 100
+	defaultPushClients         = 24
+	defaultPushInterval        = 10 * time.Millisecond
+	maxPushEvents              = 10_000
+	maxPushInterval            = time.Second
 	// pushDrainWait is how long the receiver may go without a new
 	// notification, after the streams ended, before what has not arrived
 	// counts as missing.
@@ -53,19 +58,16 @@ const (
 	pushRedisPersistence = "appendonly yes, appendfsync everysec"
 )
 
-// Targets of the push-relay run.
-const (
-	MinPushDeliveriesPerSecond = 2000.0
-	MaxPushP99                 = 50 * time.Millisecond
-)
-
-// PushResult is what the push-relay run measured.
+// PushResult is what one push-relay run measured.
 type PushResult struct {
-	Tasks         int    `json:"tasks"`
-	EventsPerTask int    `json:"events_per_task"`
-	Clients       int    `json:"clients"`
-	Interval      Millis `json:"interval_ms"`
-	// Offered is the rate the agent writes events at: clients/interval.
+	Tasks         int `json:"tasks"`
+	EventsPerTask int `json:"events_per_task"`
+	Clients       int `json:"clients"`
+	// Interval is the time between two events of a task, zero when the
+	// agent writes them back to back.
+	Interval Millis `json:"interval_ms"`
+	// Offered is the rate the agent writes events at: clients/interval,
+	// zero when back to back.
 	Offered float64 `json:"offered_per_second"`
 	Redis   string  `json:"redis_persistence"`
 	// Streamed are the events the clients' streams carried: each must be
@@ -111,18 +113,48 @@ type PushResult struct {
 	RoundTripsByOp map[string]float64 `json:"round_trips_by_op,omitempty"`
 }
 
-// pushRelay runs the push-relay measurement, or says why it is skipped.
-func (r *runner) pushRelay(ctx context.Context) (res PushResult, skip string, err error) {
+// pushPhase is one push-relay measurement: the name of its processes and
+// files, its label in the progress, and its tasks and their pace.
+type pushPhase struct {
+	name, label string
+	tasks       int
+	interval    time.Duration
+}
+
+// pushPhases are the paced run and the saturation run, in that order.
+func (o Options) pushPhases() (paced, saturation pushPhase) {
+	return pushPhase{name: "push-relay", label: "push relay", tasks: o.PushTasks, interval: o.PushInterval},
+		pushPhase{name: "push-saturation", label: "push saturation", tasks: o.PushSaturationTasks}
+}
+
+// push runs one push-relay phase; it is nil when the phase is skipped.
+func (r *runner) push(ctx context.Context, ph pushPhase) (*PushResult, error) {
+	if ph.tasks <= 0 {
+		return nil, nil
+	}
+	res, skip, err := r.pushRelay(ctx, ph)
+	if err != nil {
+		return nil, err
+	}
+	if skip != "" {
+		r.progress("%-15s skipped: %s", ph.label, skip)
+		return nil, nil
+	}
+	return &res, nil
+}
+
+// pushRelay runs one push-relay measurement, or says why it is skipped.
+func (r *runner) pushRelay(ctx context.Context, ph pushPhase) (res PushResult, skip string, err error) {
 	o := r.o
-	res = PushResult{Tasks: o.PushTasks, EventsPerTask: o.PushEvents, Clients: o.PushClients, Interval: Millis(o.PushInterval), Redis: pushRedisPersistence}
-	if o.PushInterval > 0 {
-		res.Offered = float64(o.PushClients) / o.PushInterval.Seconds()
+	res = PushResult{Tasks: ph.tasks, EventsPerTask: o.PushEvents, Clients: o.PushClients, Interval: Millis(ph.interval), Redis: pushRedisPersistence}
+	if ph.interval > 0 {
+		res.Offered = float64(o.PushClients) / ph.interval.Seconds()
 	}
 	bin, skip := redisBinary(o.RedisServer)
 	if skip != "" {
 		return res, skip, nil
 	}
-	dir := filepath.Join(r.dir, "push-redis")
+	dir := filepath.Join(r.dir, ph.name+"-redis")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return res, "", fmt.Errorf("push relay: %w", err)
 	}
@@ -143,7 +175,7 @@ func (r *runner) pushRelay(ctx context.Context) (res PushResult, skip string, er
 	if err != nil {
 		return res, "", err
 	}
-	agentURL, agent, err := r.startSelf(ctx, "pushagent", "-events", strconv.Itoa(o.PushEvents), "-interval", o.PushInterval.String())
+	agentURL, agent, err := r.startSelf(ctx, "pushagent", "-events", strconv.Itoa(o.PushEvents), "-interval", ph.interval.String())
 	if err != nil {
 		return res, "", fmt.Errorf("push relay: %w", err)
 	}
@@ -157,14 +189,13 @@ func (r *runner) pushRelay(ctx context.Context) (res PushResult, skip string, er
 			err = cerr
 		}
 	}()
-	gw, err := r.launchPushGateway(ctx, agentURL, is.url("push-relay"), is.algorithm, rs.addr)
+	gw, err := r.launchPushGateway(ctx, ph.name, agentURL, is.url(ph.name), is.algorithm, rs.addr)
 	if err != nil {
 		return res, "", fmt.Errorf("push relay: %w", err)
 	}
 	defer gw.proc.stop()
 
-	r.progress("push relay      %d tasks of %d events, one every %v, %d at a time (%.0f events/s offered), Redis %s",
-		o.PushTasks, o.PushEvents, o.PushInterval, o.PushClients, res.Offered, pushRedisPersistence)
+	r.progress("%-15s %s, Redis %s", ph.label, res.load(), pushRedisPersistence)
 	gw0, rd0, err := pushCPU(gw, rs)
 	if err != nil {
 		return res, "", err
@@ -174,7 +205,7 @@ func (r *runner) pushRelay(ctx context.Context) (res PushResult, skip string, er
 		return res, "", err
 	}
 	start := time.Now()
-	want, streamed, errs := streamPushTasks(ctx, r.wire, gw.url, creds, rcv.url, o.PushTasks)
+	want, streamed, errs := streamPushTasks(ctx, r.wire, gw.url, creds, rcv.url, ph.tasks)
 	res.StreamSeconds = time.Since(start).Seconds()
 	res.Streamed, res.ErrorKinds = int64(len(want)), errs
 	for _, n := range errs {
@@ -223,22 +254,32 @@ func (r *runner) pushRelay(ctx context.Context) (res PushResult, skip string, er
 		u := usageBetween(storeRedis, true, res.Delivered, before, after)
 		res.RoundTrips, res.RoundTripsByOp = u.PerRequest, u.PerRequestByOp
 	}
-	r.progress("push relay      %d events streamed in %.1fs; %d delivered (%d missing, %d duplicates, %d extra) in %.1fs: %.0f/s, p50 %v, p99 %v",
-		res.Streamed, res.StreamSeconds, res.Delivered, res.Missing, res.Duplicates, res.Extra, res.Seconds, res.DeliveriesPerSecond, res.P50, res.P99)
+	r.progress("%-15s %d events streamed in %.1fs; %d delivered (%d missing, %d duplicates, %d extra) in %.1fs: %.0f/s, p50 %v, p99 %v",
+		ph.label, res.Streamed, res.StreamSeconds, res.Delivered, res.Missing, res.Duplicates, res.Extra, res.Seconds, res.DeliveriesPerSecond, res.P50, res.P99)
 	return res, "", nil
 }
 
-// launchPushGateway starts the gateway of the push-relay run in front of
+// load says what a run streamed: its tasks, the pace the agent writes
+// their events at, and how many are streamed at a time.
+func (p *PushResult) load() string {
+	pace := "back to back"
+	if p.Interval > 0 {
+		pace = fmt.Sprintf("one every %v (%.0f events/s offered)", p.Interval, p.Offered)
+	}
+	return fmt.Sprintf("%d tasks of %d events, %s, %d at a time", p.Tasks, p.EventsPerTask, pace, p.Clients)
+}
+
+// launchPushGateway starts the gateway of a push-relay phase in front of
 // the push agent: the run's JWT issuer, its state and queue in Redis, the
 // relay on with loopback webhooks allowed, and the relay's subscriber
 // following tasks by stream.
-func (r *runner) launchPushGateway(ctx context.Context, agentURL, jwksURL, alg, redisAddr string) (*runningGateway, error) {
-	key, err := writeSigningKey(filepath.Join(r.dir, "push-signing.pem"))
+func (r *runner) launchPushGateway(ctx context.Context, name, agentURL, jwksURL, alg, redisAddr string) (*runningGateway, error) {
+	key, err := writeSigningKey(filepath.Join(r.dir, name+"-signing.pem"))
 	if err != nil {
 		return nil, err
 	}
 	gl := gatewayLaunch{
-		bin: r.gatewayBin, self: r.o.Self, dir: r.dir, name: "push-relay",
+		bin: r.gatewayBin, self: r.o.Self, dir: r.dir, name: name,
 		upstreamURL: agentURL, apiKey: r.apiKey, maxStreams: r.o.PushClients + 64,
 		setup: gatewaySetup{
 			jwksURL: jwksURL, algorithm: alg, redisAddr: redisAddr, keyPrefix: "a2abench.push",
@@ -254,7 +295,7 @@ func (r *runner) launchPushGateway(ctx context.Context, agentURL, jwksURL, alg, 
 	}
 	if r.o.ProfileDir != "" {
 		gl.bin = ""
-		gl.cpuProfile = filepath.Join(r.o.ProfileDir, "push-relay-cpu.pprof")
+		gl.cpuProfile = filepath.Join(r.o.ProfileDir, name+"-cpu.pprof")
 	}
 	return startGateway(ctx, r.ps, gl)
 }
@@ -453,44 +494,96 @@ func waitDelivered(ctx context.Context, rcv *receiver, want map[pushKey]time.Tim
 	return missing
 }
 
-// evaluatePush adds the push-relay run's verdicts.
+// evaluatePush adds the push-relay phases' verdicts: the paced run's
+// rate, latency and cost per delivered event, the saturation run's rate,
+// and for both that every streamed event was delivered once. A phase that
+// streamed nothing has no verdicts, and latency and costs need a delivery.
 func (r *Report) evaluatePush() {
-	p := r.Push
-	if p == nil || p.Streamed == 0 {
-		return
+	if p := r.Push; p != nil && p.Streamed > 0 {
+		r.Verdicts = append(r.Verdicts, Verdict{Name: "push relay deliveries/s", Value: p.DeliveriesPerSecond,
+			Limit: fmt.Sprintf(">= %.0f", MinPushDeliveriesPerSecond), Met: p.DeliveriesPerSecond >= MinPushDeliveriesPerSecond,
+			Detail: p.load()})
+		if p.Delivered > 0 {
+			r.Verdicts = append(r.Verdicts,
+				Verdict{Name: "push relay p99 event to webhook (ms)", Value: p.P99.ms(),
+					Limit: fmt.Sprintf("<= %d ms", MaxPushP99.Milliseconds()), Met: time.Duration(p.P99) <= MaxPushP99},
+				Verdict{Name: "push relay gateway CPU per event (µs)", Value: p.GatewayCPUMicros,
+					Limit: fmt.Sprintf("<= %.0f µs", MaxPushGatewayCPUMicros), Met: p.GatewayCPUMicros <= MaxPushGatewayCPUMicros},
+				Verdict{Name: "push relay Redis CPU per event (µs)", Value: p.RedisCPUMicros,
+					Limit: fmt.Sprintf("<= %.0f µs", MaxPushRedisCPUMicros), Met: p.RedisCPUMicros <= MaxPushRedisCPUMicros},
+				Verdict{Name: "push relay Redis round trips per event", Value: p.RoundTrips,
+					Limit: fmt.Sprintf("<= %.2f", MaxPushRoundTrips), Met: p.RoundTrips <= MaxPushRoundTrips,
+					Detail: orNone(formatOps(p.RoundTripsByOp))},
+			)
+		}
+		r.Verdicts = append(r.Verdicts, pushDelivered("push relay", p)...)
 	}
-	r.Verdicts = append(r.Verdicts,
-		Verdict{Name: "push relay deliveries/s", Value: p.DeliveriesPerSecond,
-			Limit: fmt.Sprintf(">= %.0f", MinPushDeliveriesPerSecond), Met: p.DeliveriesPerSecond >= MinPushDeliveriesPerSecond},
-		Verdict{Name: "push relay p99 event to webhook (ms)", Value: float64(p.P99) / float64(time.Millisecond),
-			Limit: fmt.Sprintf("< %d ms", MaxPushP99.Milliseconds()), Met: time.Duration(p.P99) < MaxPushP99},
-		Verdict{Name: "push relay events missing", Value: float64(p.Missing), Limit: "== 0", Met: p.Missing == 0,
-			Detail: fmt.Sprintf("%d streamed, %d delivered, %d duplicates, %d extra", p.Streamed, p.Delivered, p.Duplicates, p.Extra)},
-	)
-	if p.StreamErrors > 0 {
-		r.Verdicts = append(r.Verdicts, Verdict{Name: "push relay stream errors", Value: float64(p.StreamErrors),
-			Limit: "0", Detail: formatKinds(p.ErrorKinds)})
+	if p := r.PushSaturation; p != nil && p.Streamed > 0 {
+		r.Verdicts = append(r.Verdicts, Verdict{Name: "push saturation deliveries/s", Value: p.DeliveriesPerSecond,
+			Limit: fmt.Sprintf(">= %.0f", MinPushSaturationPerSecond), Met: p.DeliveriesPerSecond >= MinPushSaturationPerSecond,
+			Detail: p.load()})
+		r.Verdicts = append(r.Verdicts, pushDelivered("push saturation", p)...)
 	}
 }
 
-// writePushTable shows the push-relay run.
+// pushDelivered judges that a phase delivered every streamed event, none
+// twice, and adds its streams' failures.
+func pushDelivered(name string, p *PushResult) []Verdict {
+	vs := []Verdict{
+		{Name: name + " events missing", Value: float64(p.Missing), Limit: "== 0", Met: p.Missing == 0,
+			Detail: fmt.Sprintf("%d streamed, %d delivered, %d extra", p.Streamed, p.Delivered, p.Extra)},
+		{Name: name + " events duplicated", Value: float64(p.Duplicates), Limit: "== 0", Met: p.Duplicates == 0},
+	}
+	if p.StreamErrors > 0 {
+		vs = append(vs, Verdict{Name: name + " stream errors", Value: float64(p.StreamErrors),
+			Limit: "0", Detail: formatKinds(p.ErrorKinds)})
+	}
+	return vs
+}
+
+// pushRun is a push-relay phase's result under its name in the report.
+type pushRun struct {
+	name string
+	p    *PushResult
+}
+
+// pushRuns are the push-relay phases measured, the paced run first.
+func (r *Report) pushRuns() []pushRun {
+	var runs []pushRun
+	for _, x := range []pushRun{{"paced", r.Push}, {"saturation", r.PushSaturation}} {
+		if x.p != nil {
+			runs = append(runs, x)
+		}
+	}
+	return runs
+}
+
+// writePushTable shows the push-relay phases, a row each.
 func (r *Report) writePushTable(b *strings.Builder) {
-	p := r.Push
-	if p == nil {
+	runs := r.pushRuns()
+	if len(runs) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\npush relay: %d tasks of %d events, one every %v, streamed %d at a time through the gateway (JWT, Redis with %s):\n",
-		p.Tasks, p.EventsPerTask, p.Interval, p.Clients, p.Redis)
-	fmt.Fprintf(b, "%.0f events/s offered, each relayed to a loopback webhook that acknowledges at once; latency from the agent writing the event to its receipt\n", p.Offered)
-	const row = "  %-11s %9s %9s %9s %9s %9s %9s %8s %8s %8s %9s %9s\n"
-	fmt.Fprintf(b, row, "deliveries/s", "streamed", "delivered", "missing", "dupes", "extra", "seconds", "p50", "p90", "p99", "gw CPU", "redis CPU")
-	fmt.Fprintf(b, row, fmt.Sprintf("%.0f", p.DeliveriesPerSecond), strconv.FormatInt(p.Streamed, 10), strconv.FormatInt(p.Delivered, 10),
-		strconv.FormatInt(p.Missing, 10), strconv.FormatInt(p.Duplicates, 10), strconv.FormatInt(p.Extra, 10), fmt.Sprintf("%.1f", p.Seconds),
-		p.P50, p.P90, p.P99, fmt.Sprintf("%.0fus", p.GatewayCPUMicros), fmt.Sprintf("%.0fus", p.RedisCPUMicros))
-	fmt.Fprintf(b, "  agent to the client's stream (logged and queued on the way): p50 %v, p99 %v; client's stream to webhook: p50 %v, p99 %v\n",
-		p.StreamP50, p.StreamP99, p.QueueP50, p.QueueP99)
-	fmt.Fprintf(b, "  streamed in %.1fs; Redis round trips per delivered event %.2f: %s\n", p.StreamSeconds, p.RoundTrips, orNone(formatOps(p.RoundTripsByOp)))
-	if p.StreamErrors > 0 {
-		fmt.Fprintf(b, "  stream errors: %d (%s)\n", p.StreamErrors, formatKinds(p.ErrorKinds))
+	fmt.Fprintf(b, "\npush relay: tasks streamed through the gateway (JWT, Redis with %s), each event relayed to a loopback\n", runs[0].p.Redis)
+	b.WriteString("webhook that acknowledges at once; latency from the agent writing the event to its receipt; CPU per delivered event\n")
+	for _, x := range runs {
+		fmt.Fprintf(b, "  %-11s %s\n", x.name+":", x.p.load())
+	}
+	const row = "  %-10s %12s %9s %9s %8s %6s %6s %8s %9s %9s %9s %7s %9s %11s\n"
+	fmt.Fprintf(b, row, "run", "deliveries/s", "streamed", "delivered", "missing", "dupes", "extra", "seconds", "p50", "p90", "p99", "gw CPU", "redis CPU", "round trips")
+	for _, x := range runs {
+		p := x.p
+		fmt.Fprintf(b, row, x.name, fmt.Sprintf("%.0f", p.DeliveriesPerSecond), strconv.FormatInt(p.Streamed, 10), strconv.FormatInt(p.Delivered, 10),
+			strconv.FormatInt(p.Missing, 10), strconv.FormatInt(p.Duplicates, 10), strconv.FormatInt(p.Extra, 10), fmt.Sprintf("%.1f", p.Seconds),
+			p.P50, p.P90, p.P99, fmt.Sprintf("%.0fus", p.GatewayCPUMicros), fmt.Sprintf("%.0fus", p.RedisCPUMicros), fmt.Sprintf("%.2f", p.RoundTrips))
+	}
+	for _, x := range runs {
+		p := x.p
+		fmt.Fprintf(b, "  %s: agent to the client's stream (logged and queued on the way): p50 %v, p99 %v; client's stream to webhook: p50 %v, p99 %v\n",
+			x.name, p.StreamP50, p.StreamP99, p.QueueP50, p.QueueP99)
+		fmt.Fprintf(b, "  %s: streamed in %.1fs; Redis round trips per delivered event by command: %s\n", x.name, p.StreamSeconds, orNone(formatOps(p.RoundTripsByOp)))
+		if p.StreamErrors > 0 {
+			fmt.Fprintf(b, "  %s: stream errors: %d (%s)\n", x.name, p.StreamErrors, formatKinds(p.ErrorKinds))
+		}
 	}
 }

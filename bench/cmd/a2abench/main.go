@@ -2,9 +2,9 @@
 // net/http/httputil's ReverseProxy and nginx; what JWT authentication,
 // ownership checks in Redis and dedupe cost it, in time, Redis round trips
 // and JWKS fetches; the latency it adds at a fixed rate of requests; the
-// memory each idle SSE stream costs it; and how fast
-// its push relay turns streamed events into webhook deliveries. Run from
-// the module:
+// memory each idle SSE stream costs it; and how fast and at what cost
+// its push relay turns streamed events into webhook deliveries, at a
+// steady pace and with the events sent back to back. Run from the module:
 //
 //	go run ./bench/cmd/a2abench [-duration 10s] [-concurrency 64] [-open-rate 1000] [-json out.json]
 //
@@ -62,11 +62,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.OpenSenders, "open-senders", 256, "open-loop requests that may be in flight at once")
 	fs.IntVar(&o.Streams, "streams", 5000, "idle SSE streams for the memory measurement (0 skips it)")
 	fs.IntVar(&o.WarmupStreams, "warmup-streams", 16, "streams opened before the baseline memory sample")
-	fs.IntVar(&o.PushTasks, "push-tasks", 480, "tasks the push-relay run streams, each with a push config (0 skips it)")
+	fs.IntVar(&o.PushTasks, "push-tasks", 480, "tasks the paced push-relay run streams, each with a push config (0 skips it)")
+	fs.IntVar(&o.PushSaturationTasks, "push-saturation-tasks", 240, "tasks the push-relay saturation run streams after the paced run, their events back to back (0 skips it)")
 	fs.IntVar(&o.PushEvents, "push-events", 100, "events each push-relay task streams")
 	fs.IntVar(&o.PushClients, "push-clients", 24, "push-relay tasks streamed at a time")
-	fs.DurationVar(&o.PushInterval, "push-interval", 10*time.Millisecond, "time between two events of a push-relay task (negative: back to back)")
-	fs.BoolVar(&o.PushOnly, "push-only", false, "run the push-relay measurement alone")
+	fs.DurationVar(&o.PushInterval, "push-interval", 10*time.Millisecond, "time between two events of a task in the paced push-relay run (negative: back to back)")
+	fs.BoolVar(&o.PushOnly, "push-only", false, "run the push-relay measurements alone: the paced run and the saturation run")
 	fs.Func("targets", "comma-separated throughput targets to measure, the others skipped (default: all)", func(v string) error {
 		o.Targets = nil
 		for n := range strings.SplitSeq(v, ",") {
@@ -115,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.PushTasks == 0 {
 		o.PushTasks = -1
 	}
+	if o.PushSaturationTasks == 0 {
+		o.PushSaturationTasks = -1
+	}
 	if o.OpenRate == 0 {
 		o.OpenRate = -1
 	}
@@ -153,5 +157,5 @@ func quickBridge(fs *flag.FlagSet, o *bench.Options) {
 	if !set["warmup"] {
 		o.Warmup = time.Second
 	}
-	o.Streams, o.OpenRate, o.PushTasks = 0, 0, 0
+	o.Streams, o.OpenRate, o.PushTasks, o.PushSaturationTasks = 0, 0, 0, 0
 }
