@@ -357,6 +357,9 @@ func (x *sseRelay) relay(own *cleanups) error {
 	g, r, s := x.g, x.r, x.s
 	for {
 		ev, err := x.rd.Next()
+		if err == nil && s.callerLeft() {
+			err = ErrClientGone
+		}
 		if err != nil {
 			if err := g.streamEnd(r, s, err, x.watch.idledOut()); err != nil {
 				return x.fail(err)

@@ -75,6 +75,7 @@ type Gateway struct {
 	streams atomic.Int64
 	// handedOff counts the goroutines of handed-off streams.
 	handedOff       goroutines
+	callers         callerPoll
 	shutdownTimeout time.Duration
 	// drainCtx is cancelled when open streams must end (shutdown).
 	drainCtx   context.Context

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -65,6 +66,22 @@ type handoff struct {
 	// the request's context; false if it already did.
 	unlink func() bool
 	link   func()
+	// quiet peeks at a handed-off stream's connection (nil: it cannot
+	// be): false once the caller left.
+	quiet func() bool
+}
+
+// callerLeft reports whether a handed-off stream's caller is seen to have
+// left, ending the stream then: the relay checks before each event, so an
+// event the agent sends after the caller left is not taken for one the
+// caller received.
+func (s *Scope) callerLeft() bool {
+	h := s.life.handoff
+	if h == nil || h.quiet == nil || h.quiet() {
+		return false
+	}
+	h.cancel(nil)
+	return true
 }
 
 // prepareHandOff makes an HTTP/1.1 streaming request's stream able to be
@@ -117,21 +134,13 @@ func (g *Gateway) handOff(s *Scope, rest func() error, own *cleanups) bool {
 	}
 	h.w.take(conn)
 	l.handedOff = true
-	// Bytes the caller sent after its request are read, like any others,
-	// only to learn when it leaves: the connection serves no other request.
-	var from io.Reader = conn
-	if brw.Reader.Buffered() > 0 {
-		from = brw.Reader
-	}
 	ends := own.take()
-	g.handedOff.add(2)
-	go func() {
-		defer g.handedOff.add(-1)
-		watchCaller(from, h.cancel)
-	}()
+	unwatch := g.watchCaller(conn, brw.Reader, h)
+	g.handedOff.add(1)
 	go func() {
 		defer g.handedOff.add(-1)
 		err := relayRest(s, rest)
+		unwatch()
 		ends.run()
 		l.finish(err)
 		h.w.end()
@@ -152,15 +161,97 @@ func relayRest(s *Scope, rest func() error) (err error) {
 	return rest()
 }
 
-// watchCaller cancels the stream when the caller's connection fails or
-// closes, as net/http does for a handler's request.
-func watchCaller(from io.Reader, cancel context.CancelCauseFunc) {
-	var b [1]byte
-	for {
-		if _, err := from.Read(b[:]); err != nil {
-			cancel(nil)
+// watchCaller cancels the stream when its caller leaves, as net/http does
+// for a handler's request, until unwatch is called. Where the connection
+// can be peeked at, one goroutine checks every handed-off stream's each
+// callerPollInterval (callerPoll), so that an idle stream needs no
+// goroutine of its own for it; a caller that sends anything more is taken
+// as leaving then, as the connection serves no other request. Bytes the
+// caller sent after its request before the hand-off (net/http read them
+// already) are read and dropped by a goroutine of the stream's, which also
+// watches connections that cannot be peeked at.
+func (g *Gateway) watchCaller(conn net.Conn, buffered *bufio.Reader, h *handoff) (unwatch func()) {
+	cancel := h.cancel
+	var from io.Reader = conn
+	if buffered.Buffered() > 0 {
+		from = buffered
+	} else if quiet, ok := peeker(conn); ok {
+		h.quiet = quiet
+		return g.callers.watch(quiet, cancel)
+	}
+	g.handedOff.add(1)
+	go func() {
+		defer g.handedOff.add(-1)
+		var b [1]byte
+		for {
+			if _, err := from.Read(b[:]); err != nil {
+				cancel(nil)
+				return
+			}
+		}
+	}()
+	return func() {}
+}
+
+// callerPollInterval is how long a handed-off stream may outlive its
+// caller's departure, at most, before the gateway notices and releases the
+// agent's connection.
+const callerPollInterval = 500 * time.Millisecond
+
+// callerPoll peeks at every handed-off stream's connection once each
+// callerPollInterval, from one goroutine, which runs while there are any.
+type callerPoll struct {
+	mu      sync.Mutex
+	conns   map[*polled]struct{}
+	running bool
+}
+
+type polled struct {
+	quiet  func() bool
+	cancel context.CancelCauseFunc
+}
+
+func (p *callerPoll) watch(quiet func() bool, cancel context.CancelCauseFunc) (unwatch func()) {
+	c := &polled{quiet: quiet, cancel: cancel}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns == nil {
+		p.conns = map[*polled]struct{}{}
+	}
+	p.conns[c] = struct{}{}
+	if !p.running {
+		p.running = true
+		go p.run()
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.conns, c)
+	}
+}
+
+func (p *callerPoll) run() {
+	t := time.NewTicker(callerPollInterval)
+	defer t.Stop()
+	var batch []*polled
+	for range t.C {
+		p.mu.Lock()
+		if len(p.conns) == 0 {
+			p.running = false
+			p.mu.Unlock()
 			return
 		}
+		batch = batch[:0]
+		for c := range p.conns {
+			batch = append(batch, c)
+		}
+		p.mu.Unlock()
+		for _, c := range batch {
+			if !c.quiet() {
+				c.cancel(nil)
+			}
+		}
+		clear(batch)
 	}
 }
 
@@ -254,9 +345,16 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, chunkRoom[:]...)
+	}
 	w.buf = append(w.buf, p...)
 	return len(p), nil
 }
+
+// chunkRoom is kept before a chunk's data for its size line, so that the
+// chunk goes out in one write.
+var chunkRoom [18]byte
 
 // FlushError sends what was written as one chunk.
 func (w *streamWriter) FlushError() error {
@@ -266,16 +364,16 @@ func (w *streamWriter) FlushError() error {
 	if w.err != nil || len(w.buf) == 0 {
 		return w.err
 	}
-	size := strconv.AppendInt(make([]byte, 0, 18), int64(len(w.buf)), 16)
-	size = append(size, "\r\n"...)
-	bufs := net.Buffers{size, w.buf, crlf}
-	_, w.err = bufs.WriteTo(w.conn)
+	var line [len(chunkRoom)]byte
+	size := append(strconv.AppendInt(line[:0], int64(len(w.buf)-len(chunkRoom)), 16), "\r\n"...)
+	start := len(chunkRoom) - len(size)
+	copy(w.buf[start:], size)
+	w.buf = append(w.buf, "\r\n"...)
+	_, w.err = w.conn.Write(w.buf[start:])
 	// An idle stream keeps no buffer.
 	w.buf = nil
 	return w.err
 }
-
-var crlf = []byte("\r\n")
 
 // Unwrap lets http.ResponseController reach net/http's response until the
 // hand-off; after it, there is none.

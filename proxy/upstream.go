@@ -314,7 +314,7 @@ func (p *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 		p.idle = p.idle[:n-1]
 		c.expiry.Stop()
 		p.mu.Unlock()
-		if idleOpen(c.Conn) {
+		if quiet, ok := peeker(c.Conn); !ok || quiet() {
 			return c, true, nil
 		}
 		c.Conn.Close()

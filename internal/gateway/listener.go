@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"errors"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -65,6 +67,15 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.release()
 	return err
+}
+
+// SyscallConn lets the proxy peek at a handed-off stream's connection for
+// its caller leaving, without a goroutine reading it.
+func (c *limitConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // CloseWrite keeps net/http's half-close before a final close (it lets the

@@ -109,11 +109,12 @@ func (rs *resumption) serve(w http.ResponseWriter, r *http.Request, next proxy.H
 	}
 	live := &resumedWriter{w: w, header: http.Header{}}
 	s.AddObserver(proxy.ObserverFunc(live.observe))
-	err = next(live, r, s)
-	if err == nil && !live.carried() {
-		s.Log().Info("stream resume: the agent did not stream the task on; the stream ends after the replayed events", "task_id", s.Op.TaskID)
-	}
-	return err
+	s.OnEnd(func(err error) {
+		if err == nil && !live.carried() {
+			s.Log().Info("stream resume: the agent did not stream the task on; the stream ends after the replayed events", "task_id", s.Op.TaskID)
+		}
+	})
+	return next(live, r, s)
 }
 
 // read returns the first page of events logged after rs.last.
