@@ -257,13 +257,13 @@ func (f *firstSend) observe(ctx context.Context, _ *proxy.Scope, ev a2a.Event, _
 // so the connection can serve its next request, on a context the caller's
 // disconnect cannot cancel.
 func (f *firstSend) settle(err error) {
-	d, r, s, q, tee, streaming, taskID, agentError := f.d, f.r, f.s, f.q, f.tee, f.streaming, f.taskID, f.agentError
+	d, s, q, tee := f.d, f.s, f.q, f.tee
 	var settle func(ctx context.Context)
 	switch {
-	case err == nil && (tee.status() >= 300 || agentError && !streaming):
+	case err == nil && (tee.status() >= 300 || f.agentError && !f.streaming):
 		// The agent refused the message: a retry may try again.
 		settle = func(ctx context.Context) { d.release(ctx, s, q, "the agent refused the message") }
-	case err == nil && streaming && taskID == "" && r.Context().Err() != nil:
+	case err == nil && f.streaming && f.taskID == "" && f.r.Context().Err() != nil:
 		// The caller left before the stream revealed a task: leave the
 		// claim to its lease, the agent may still be working on it.
 	case err == nil && !tee.overflow:
@@ -289,7 +289,7 @@ func (f *firstSend) settle(err error) {
 	go func() {
 		defer f.stopRenew()
 		if settle != nil {
-			ctx, cancel := context.WithTimeout(requestctx.OffPath(context.WithoutCancel(r.Context())), cleanupTimeout)
+			ctx, cancel := context.WithTimeout(requestctx.OffPath(context.WithoutCancel(f.r.Context())), cleanupTimeout)
 			defer cancel()
 			settle(ctx)
 		}

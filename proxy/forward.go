@@ -395,7 +395,7 @@ func (x *sseRelay) relay(own *cleanups) error {
 		if err := x.rc.Flush(); err != nil {
 			return nil
 		}
-		if own != nil && g.handOff(s, func() error { return x.relay(nil) }, own) {
+		if own != nil && s.life.handoff != nil && g.handOff(s, func() error { return x.relay(nil) }, own) {
 			return nil
 		}
 	}
