@@ -1,12 +1,14 @@
 package push
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +32,8 @@ import (
 // each event after the one before it as a relayed stream does. It reports
 // this process's CPU per event (relay, workers, and the webhook server,
 // which is in the process too), redis-server's CPU per event, and the Redis
-// round trips per event (a pipeline is one). "paced" publishes each task's
+// round trips per event (a pipeline is one), and the scripts and commands
+// Redis ran per event (INFO commandstats). "paced" publishes each task's
 // events 10 ms apart, as the harness's agent does (2,400 events/s offered),
 // "back-to-back" as fast as the relay takes them.
 func BenchmarkRelayEvent(b *testing.B) {
@@ -87,6 +90,9 @@ func benchmarkRelayEvent(b *testing.B, interval time.Duration) {
 		}
 	}
 
+	if err := client.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
 	cpu0, redis0 := processCPU(b), redisCPU(b, client)
 	trips.Store(0)
 	delivered.Store(0)
@@ -119,6 +125,56 @@ func benchmarkRelayEvent(b *testing.B, interval time.Duration) {
 	b.ReportMetric(float64(processCPU(b)-cpu0)/1e3/events, "gw-µs/event")
 	b.ReportMetric(float64(redisCPU(b, client)-redis0)/1e3/events, "redis-µs/event")
 	b.ReportMetric(float64(trips.Load())/events, "round-trips/event")
+	reportCommands(b, client, events)
+}
+
+// reportCommands reports the scripts run and the commands Redis executed
+// (a script's own commands included) per event, from INFO commandstats,
+// and logs, with -v, each command's calls and µs per event, costliest
+// first.
+func reportCommands(b *testing.B, c *redis.Client, events float64) {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	type stat struct {
+		name        string
+		calls, usec float64
+	}
+	var stats []stat
+	var scripts, commands float64
+	for line := range strings.SplitSeq(info, "\r\n") {
+		name, fields, ok := strings.Cut(line, ":")
+		name, found := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !found || name == "info" || name == "config|resetstat" || name == "hello" {
+			continue
+		}
+		st := stat{name: name}
+		for f := range strings.SplitSeq(fields, ",") {
+			key, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseFloat(v, 64)
+			switch key {
+			case "calls":
+				st.calls = n
+			case "usec":
+				st.usec = n
+			}
+		}
+		if name == "evalsha" || name == "eval" {
+			scripts += st.calls
+		} else {
+			commands += st.calls
+		}
+		stats = append(stats, st)
+	}
+	slices.SortFunc(stats, func(a, b stat) int { return cmp.Compare(b.usec, a.usec) })
+	var line strings.Builder
+	for _, st := range stats {
+		fmt.Fprintf(&line, " %s %.2f calls %.2f µs;", st.name, st.calls/events, st.usec/events)
+	}
+	b.Logf("per event:%s", line.String())
+	b.ReportMetric(scripts/events, "scripts/event")
+	b.ReportMetric(commands/events, "commands/event")
 }
 
 // processCPU is this process's user and system CPU so far.
