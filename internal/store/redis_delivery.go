@@ -141,14 +141,23 @@ local function added(id, enq_ns, len)
   end
   redis.call('ZADD', KEYS[4], 'NX', ARGV[2], ARGV[1])
 end
-local emptied = false
-local function removed(h, retention)
-  redis.call('XDEL', KEYS[1], h[1])
-  redis.call('ZADD', KEYS[2], ARGV[2], h[2][F_ID])
-  redis.call('DECR', KEYS[6])
-  local nxt = head()
+-- removed_heads removes the queue's first entries, sids, whose delivery
+-- ids are ids, with one command of each kind. nxt is the entry after them,
+-- false when there is none, nil when the caller has not read it.
+local function removed_heads(sids, ids, retention, nxt)
+  redis.call('XDEL', KEYS[1], unpack(sids))
+  local marks = {}
+  for _, id in ipairs(ids) do
+    marks[#marks + 1] = ARGV[2]
+    marks[#marks + 1] = id
+  end
+  redis.call('ZADD', KEYS[2], unpack(marks))
+  redis.call('DECRBY', KEYS[6], #sids)
+  if nxt == nil then
+    nxt = head()
+  end
   if nxt then
-    redis.call('HDEL', KEYS[3], h[2][F_ID])
+    redis.call('HDEL', KEYS[3], unpack(ids))
     redis.call('ZADD', KEYS[5], ms_of(nxt[2][F_ENQ]), ARGV[1])
   else
     -- Attempt logs are kept for queued deliveries only: none is left.
@@ -156,8 +165,10 @@ local function removed(h, retention)
     redis.call('ZREM', KEYS[4], ARGV[1])
     redis.call('ZREM', KEYS[5], ARGV[1])
     redis.call('PEXPIRE', KEYS[2], retention)
-    emptied = true
   end
+end
+local function removed(h, retention)
+  removed_heads({h[1]}, {h[2][F_ID]}, retention, nil)
 end
 local function bury(h, reason, attempts)
   local f = h[2]
@@ -240,27 +251,54 @@ end
 // before is skipped. When the queue is empty, the lease of the holder
 // ARGV[7] ("" for none) is given up, as ReleaseEndpoint would (the queue
 // left due and heads when it emptied). Reply: 'nothead', or the heads.
-const deliveryAckHeadsLua = deliveryPrelude + deliveryHeadReply + `
+//
+// It runs for nearly every delivery, so it reads the queue once, the heads
+// to remove and those after them together, and removes all the heads at
+// once. An id met twice is gone the second time, as it would be after its
+// own removal.
+const deliveryAckHeadsLua = deliveryPrelude + `
+local entries = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', #ARGV - 9 + tonumber(ARGV[8]))
+local at, sids, ids, acked = 1, {}, {}, {}
+local refused = false
 for i = 10, #ARGV do
-  local h = head()
-  if is_head(h, ARGV[i]) then
-    removed(h, ARGV[6])
-  elseif not_head(ARGV[i]) == 'nothead' then
-    return 'nothead'
+  local id = ARGV[i]
+  if is_head(entries[at], id) then
+    sids[#sids + 1] = entries[at][1]
+    ids[#ids + 1] = id
+    acked[id] = true
+    at = at + 1
+  elseif not acked[id] and not_head(id) == 'nothead' then
+    refused = true
+    break
   end
+end
+if #sids > 0 then
+  removed_heads(sids, ids, ARGV[6], entries[at] or false)
+end
+if refused then
+  return 'nothead'
 end
 trim_ids(ARGV[6])
-local out, size = {}, 0
-if not emptied then
-  for _, h in ipairs(redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', ARGV[8])) do
-    size = size + #(h[2][F_PL] or '')
-    if #out > 0 and size > tonumber(ARGV[9]) then
-      break
-    end
-    out[#out + 1] = with_attempts(h)
+local heads, size = {}, 0
+for i = at, math.min(#entries, at + tonumber(ARGV[8]) - 1) do
+  local h = entries[i]
+  size = size + #(h[2][F_PL] or '')
+  if #heads > 0 and size > tonumber(ARGV[9]) then
+    break
   end
+  heads[#heads + 1] = h
 end
-if #out == 0 and ARGV[7] ~= '' and redis.call('GET', KEYS[9]) == ARGV[7] then
+local out = {}
+if #heads > 0 then
+  local fids = {}
+  for i, h in ipairs(heads) do
+    fids[i] = h[2][F_ID]
+  end
+  local logs = redis.call('HMGET', KEYS[3], unpack(fids))
+  for i, h in ipairs(heads) do
+    out[i] = {h[1], h[2], logs[i]}
+  end
+elseif ARGV[7] ~= '' and redis.call('GET', KEYS[9]) == ARGV[7] then
   redis.call('DEL', KEYS[9])
 end
 return out

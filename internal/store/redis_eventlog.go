@@ -18,12 +18,15 @@ import (
 //	<prefix>:ev:{<agent>:t:<task id>}    stream; entry id "<seq>-0", fields
 //	                                     id, at (Unix ns), pl (payload)
 //	<prefix>:evid:{<agent>:t:<task id>}  hash, event id -> seq, for the
-//	                                     events still in the stream
+//	                                     events still in the stream, and
+//	                                     "" -> the last seq given (event
+//	                                     ids are never empty)
 //	<prefix>:evs:{<agent>:t:<task id>}   string "<seq>|<snapshot>"
 //	<prefix>:evl:{<agent>:t:<task id>}   string "1", the live mark, expiring
 //	                                     when it lapses
 //
-// Record numbers events from the last entry of the stream, trims the
+// Record numbers events from the last seq given (read with the event id's
+// own, so numbering costs no read of the stream), trims the
 // stream to the log's MaxEvents (dropping the trimmed ids from the hash)
 // and renews every key for the log's Retention, so a log expires whole;
 // in the same script it reads the task's push configs
@@ -40,17 +43,24 @@ const (
 // added}.
 const eventAppendFn = `
 local function append_event()
-local seq = redis.call('HGET', KEYS[2], ARGV[1])
-if seq then
-  return {tonumber(seq), 0}
+local known = redis.call('HMGET', KEYS[2], ARGV[1], '')
+if known[1] then
+  return {tonumber(known[1]), 0}
 end
-local n = 1
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if last then
-  n = tonumber(string.match(last[1], '^(%d+)')) + 1
+local n = tonumber(known[2])
+if n then
+  n = n + 1
+else
+  -- A log written before the ids hash kept the last number, or a new one.
+  n = 1
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+  if last then
+    n = tonumber(string.match(last[1], '^(%d+)')) + 1
+  end
 end
-redis.call('XADD', KEYS[1], string.format('%.0f', n) .. '-0', 'id', ARGV[1], 'at', ARGV[2], 'pl', ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[1], n)
+local seq = string.format('%.0f', n)
+redis.call('XADD', KEYS[1], seq .. '-0', 'id', ARGV[1], 'at', ARGV[2], 'pl', ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], seq, '', seq)
 -- Entries are numbered from 1 without gaps, so up to max events the log
 -- holds no more than n.
 if n > tonumber(ARGV[4]) then

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -83,5 +84,61 @@ func TestRecordEnqueue(t *testing.T) {
 	}
 	if _, _, err := re.RecordEnqueue(ctx, "demo", "", "e6", []byte(`{}`), time.Now(), 0, again.Digest, n5, "", 0); !errors.Is(err, store.ErrInvalidArgument) {
 		t.Fatalf("RecordEnqueue without a task = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestEventLogNumbersLogsWrittenBefore: the ids hash keeps the last number
+// given, and a log stored without it (as stored before it was kept) goes
+// on from its last entry: no number is given twice, none is skipped, and
+// the log reads back in order, trimmed or not.
+func TestEventLogNumbersLogsWrittenBefore(t *testing.T) {
+	ctx := testContext(t)
+	client := redistest.Start(t).Client(t)
+	s := store.NewRedis(client, store.Options{})
+	logs := map[string]store.EventLog{"full": s.EventLog(), "trimmed": s.EventLog().Bounded(store.EventLogOptions{MaxEvents: 2})}
+	for _, name := range []string{"full", "trimmed"} {
+		l, task := logs[name], "task-"+name
+		record := func(id string) int64 {
+			t.Helper()
+			rec, err := l.Record(ctx, "demo", task, id, []byte(`{"id":"`+id+`"}`), time.Now(), 0)
+			if err != nil || !rec.Added {
+				t.Fatalf("%s: Record %s = %+v, %v", name, id, rec, err)
+			}
+			return rec.Seq
+		}
+		for i, id := range []string{"e1", "e2", "e3"} {
+			if seq := record(id); seq != int64(i+1) {
+				t.Fatalf("%s: %s got seq %d, want %d", name, id, seq, i+1)
+			}
+		}
+		keys, err := client.Keys(ctx, "*evid*"+task+"*").Result()
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("%s: ids hash keys %v, %v", name, keys, err)
+		}
+		if n, err := client.HDel(ctx, keys[0], "").Result(); err != nil || n != 1 {
+			t.Fatalf("%s: the ids hash kept no last number (%d, %v)", name, n, err)
+		}
+		if seq := record("e4"); seq != 4 {
+			t.Fatalf("%s: e4 after a log without its last number got seq %d, want 4", name, seq)
+		}
+		if seq := record("e5"); seq != 5 {
+			t.Fatalf("%s: e5 got seq %d, want 5", name, seq)
+		}
+		evs, found, err := l.After(ctx, "demo", task, "", 10)
+		if err != nil || !found {
+			t.Fatalf("%s: After = %v, %v", name, found, err)
+		}
+		first := int64(1)
+		if name == "trimmed" {
+			first = 4
+		}
+		if len(evs) != int(6-first) {
+			t.Fatalf("%s: log holds %d events, want %d", name, len(evs), 6-first)
+		}
+		for i, ev := range evs {
+			if want := first + int64(i); ev.Seq != want || ev.ID != "e"+strconv.FormatInt(want, 10) {
+				t.Fatalf("%s: event %d is %s with seq %d, want e%d", name, i, ev.ID, ev.Seq, want)
+			}
+		}
 	}
 }

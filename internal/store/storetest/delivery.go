@@ -647,7 +647,7 @@ func testDeliveryHead(t *testing.T, h harness) {
 // testDeliveryAckHeads: AckHeads removes several heads in one call, in
 // order, reads up to its limit of heads after them, stops at a delivery
 // queued behind the head keeping the removals before it, skips ids
-// acknowledged before, and gives the lease back when the queue empties.
+// acknowledged before (in the same call too), and gives the lease back when the queue empties.
 func testDeliveryAckHeads(t *testing.T, h harness) {
 	s := h.delivery(t)
 	ctx := context60(t)
@@ -683,6 +683,12 @@ func testDeliveryAckHeads(t *testing.T, h harness) {
 	heads("AckHeads(e2) again", got, err, 3, 4, 5)
 	if n, _, err := s.Depth(ctx, ep); err != nil || n != 3 {
 		t.Fatalf("depth %d, %v; want 3", n, err)
+	}
+	// An id named twice is removed once, then skipped as acknowledged.
+	got, err = s.AckHeads(ctx, ep, []string{"e3", "e3"}, "w1", 1)
+	heads("AckHeads(e3, e3)", got, err, 4)
+	if n, _, err := s.Depth(ctx, ep); err != nil || n != 2 {
+		t.Fatalf("depth %d, %v; want 2", n, err)
 	}
 	got, err = s.AckHeads(ctx, ep, []string{"e3", "e4", "e5"}, "w1", 1)
 	heads("AckHeads(e3, e4, e5)", got, err)
