@@ -121,15 +121,15 @@ func (l redisEventLog) RecordEnqueue(ctx context.Context, agent, taskID, id stri
 		rec, err := l.recorded(agent, taskID, res)
 		return rec, Enqueued{Stale: true}, err
 	}
-	bad := fmt.Errorf("store: event log record and enqueue: endpoint %.64q: unexpected script reply", d.Endpoint)
-	if len(res) != 4 && len(res) != 5 {
-		return Recorded{}, Enqueued{}, bad
+	var seq, added int64
+	var out string
+	if len(res) == 4 || len(res) == 5 {
+		seq, _ = res[0].(int64)
+		added, _ = res[1].(int64)
+		out, _ = res[3].(string)
 	}
-	seq, _ := res[0].(int64)
-	added, _ := res[1].(int64)
-	out, _ := res[3].(string)
 	if seq < 1 || !slices.Contains(enqueueOutcomes, out) {
-		return Recorded{}, Enqueued{}, bad
+		return Recorded{}, Enqueued{}, fmt.Errorf("store: event log record and enqueue: endpoint %.64q: unexpected script reply", d.Endpoint)
 	}
 	// The configs are those the caller named.
 	rec := Recorded{Seq: seq, Added: added == 1, Digest: digest}
