@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -29,83 +30,208 @@ const maxJSONDepth = 512
 // Input must be I-JSON (RFC 7493): duplicate member names and unpaired
 // surrogates are refused rather than resolved, because two parties that
 // resolve them differently would sign and verify different documents.
+//
+// It gives what Canonical gives for the tree of ParseJSON, but writes as it
+// reads, without building the tree: it runs for every streamed event.
 func Canonicalize(data []byte) ([]byte, error) {
-	v, err := ParseJSON(data)
-	if err != nil {
+	s := getScratch()
+	defer s.release()
+	s.p.data, s.p.build = data, &s.w
+	if err := s.p.parse(); err != nil {
 		return nil, err
 	}
-	return Canonical(v)
+	return bytes.Clone(s.w.out), nil
+}
+
+// scratch is the memory a parse works in, pooled so that a Canonicalize
+// call allocates only its result.
+type scratch struct {
+	p jsonParser
+	w canonicalWriter
+	t treeBuilder
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+func getScratch() *scratch { return scratches.Get().(*scratch) }
+
+// maxPooledText is the most text a pooled scratch keeps for the next
+// call, so that one large document does not stay in memory.
+const maxPooledText = 64 << 10
+
+func (s *scratch) release() {
+	if cap(s.w.out) > maxPooledText || cap(s.p.decoded) > maxPooledText {
+		return
+	}
+	// The pool must keep neither the caller's data, which the names point
+	// into, nor any of a tree it returned.
+	clear(s.p.names[:cap(s.p.names)])
+	clear(s.t.open[:cap(s.t.open)])
+	s.p = jsonParser{decoded: s.p.decoded[:0], names: s.p.names[:0], order: s.p.order[:0]}
+	s.w = canonicalWriter{out: s.w.out[:0], starts: s.w.starts[:0], held: s.w.held[:0]}
+	s.t = treeBuilder{open: s.t.open[:0]}
+	scratches.Put(s)
+}
+
+// canonicalWriter writes the RFC 8785 form of what a jsonParser reads.
+// Members are written as they come; an object whose members came out of
+// order is rewritten in order when it ends.
+type canonicalWriter struct {
+	out    []byte
+	starts []int  // where in out each member of the open objects starts, innermost last
+	held   []byte // an object's members while it is rewritten
+}
+
+// comma separates a value or member from the one before it: none follows
+// the start of an array or object, or a member name.
+func (w *canonicalWriter) comma() {
+	if n := len(w.out); n > 0 {
+		switch w.out[n-1] {
+		case '[', '{', ':':
+		default:
+			w.out = append(w.out, ',')
+		}
+	}
+}
+
+func (w *canonicalWriter) null() {
+	w.comma()
+	w.out = append(w.out, "null"...)
+}
+
+func (w *canonicalWriter) boolean(b bool) {
+	w.comma()
+	w.out = strconv.AppendBool(w.out, b)
+}
+
+func (w *canonicalWriter) number(f float64) (err error) {
+	w.comma()
+	w.out, err = appendNumber(w.out, f)
+	return err
+}
+
+func (w *canonicalWriter) text(s []byte) {
+	w.comma()
+	w.out = appendString(w.out, s)
+}
+
+func (w *canonicalWriter) beginArray() {
+	w.comma()
+	w.out = append(w.out, '[')
+}
+
+func (w *canonicalWriter) endArray() {
+	w.out = append(w.out, ']')
+}
+
+func (w *canonicalWriter) beginObject() {
+	w.comma()
+	w.out = append(w.out, '{')
+}
+
+func (w *canonicalWriter) member(name []byte) {
+	w.comma()
+	w.starts = append(w.starts, len(w.out))
+	w.out = appendString(w.out, name)
+	w.out = append(w.out, ':')
+}
+
+func (w *canonicalWriter) endObject(order []int) {
+	first := len(w.starts) - len(order)
+	starts := w.starts[first:]
+	w.starts = w.starts[:first]
+	if !slices.IsSorted(order) {
+		// The members are set aside and written back in order. Objects
+		// already in order, as small ones often are, cost nothing more.
+		// Member i is held[at(i):at(i+1)-1], the comma after it left out.
+		at := func(i int) int {
+			if i == len(starts) {
+				return len(w.held) + 1
+			}
+			return starts[i] - starts[0]
+		}
+		w.held = append(w.held[:0], w.out[starts[0]:]...)
+		w.out = w.out[:starts[0]]
+		for k, i := range order {
+			if k > 0 {
+				w.out = append(w.out, ',')
+			}
+			w.out = append(w.out, w.held[at(i):at(i+1)-1]...)
+		}
+	}
+	w.out = append(w.out, '}')
 }
 
 // Canonical is the RFC 8785 serialisation of v, a value as ParseJSON
 // returns it (possibly edited: members removed, values replaced).
 func Canonical(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := writeCanonical(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return appendCanonical(nil, v)
 }
 
-func writeCanonical(buf *bytes.Buffer, v any) error {
+func appendCanonical(dst []byte, v any) ([]byte, error) {
+	var err error
 	switch v := v.(type) {
 	case nil:
-		buf.WriteString("null")
+		return append(dst, "null"...), nil
 	case bool:
-		buf.WriteString(strconv.FormatBool(v))
+		return strconv.AppendBool(dst, v), nil
 	case float64:
-		s, err := formatNumber(v)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(s)
+		return appendNumber(dst, v)
 	case string:
-		writeString(buf, v)
+		return appendString(dst, v), nil
 	case []any:
-		buf.WriteByte('[')
+		dst = append(dst, '[')
 		for i, e := range v {
 			if i > 0 {
-				buf.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			if err := writeCanonical(buf, e); err != nil {
-				return err
+			if dst, err = appendCanonical(dst, e); err != nil {
+				return nil, err
 			}
 		}
-		buf.WriteByte(']')
+		return append(dst, ']'), nil
 	case *Object:
 		members := slices.Clone(v.Members)
 		slices.SortFunc(members, func(a, b Member) int { return compareUTF16(a.Key, b.Key) })
-		buf.WriteByte('{')
+		dst = append(dst, '{')
 		for i, m := range members {
 			if i > 0 {
-				buf.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			writeString(buf, m.Key)
-			buf.WriteByte(':')
-			if err := writeCanonical(buf, m.Value); err != nil {
-				return err
+			dst = appendString(dst, m.Key)
+			dst = append(dst, ':')
+			if dst, err = appendCanonical(dst, m.Value); err != nil {
+				return nil, err
 			}
 		}
-		buf.WriteByte('}')
+		return append(dst, '}'), nil
 	default:
-		return fmt.Errorf("%w: unsupported value of type %T", ErrNotCanonicalizable, v)
+		return nil, fmt.Errorf("%w: unsupported value of type %T", ErrNotCanonicalizable, v)
 	}
-	return nil
 }
 
 // compareUTF16 orders strings by UTF-16 code units (RFC 8785 section 3.2.3),
 // which differs from byte order for characters above U+FFFF. It compares
 // rune by rune, without converting either string: keys mostly differ early.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
+func compareUTF16[S string | []byte](a, b S) int {
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := firstRune(a)
+		rb, nb := firstRune(b)
 		if ra != rb {
 			return cmp.Compare(utf16Units(ra), utf16Units(rb))
 		}
 		a, b = a[na:], b[nb:]
 	}
 	return cmp.Compare(len(a), len(b))
+}
+
+// firstRune decodes the first rune of s, as utf8.DecodeRune does.
+func firstRune[S string | []byte](s S) (rune, int) {
+	if s[0] < utf8.RuneSelf {
+		return rune(s[0]), 1
+	}
+	var b [utf8.UTFMax]byte
+	return utf8.DecodeRune(b[:copy(b[:], s)])
 }
 
 // utf16Units orders one rune as its UTF-16 code units do: the first unit
@@ -118,86 +244,102 @@ func utf16Units(r rune) int {
 	return int(r) << 16
 }
 
-// writeString escapes only what RFC 8785 section 3.2.2.2 requires: the quote,
-// the backslash and C0 controls (with the short forms where JSON has them).
-// The text between them is written in runs.
-func writeString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
+// appendString escapes only what RFC 8785 section 3.2.2.2 requires: the
+// quote, the backslash and C0 controls (with the short forms where JSON has
+// them). The text between them is written in runs.
+func appendString[S string | []byte](dst []byte, s S) []byte {
+	dst = append(dst, '"')
 	run := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		buf.WriteString(s[run:i])
+		dst = append(dst, s[run:i]...)
 		run = i + 1
 		switch c {
 		case '"':
-			buf.WriteString(`\"`)
+			dst = append(dst, `\"`...)
 		case '\\':
-			buf.WriteString(`\\`)
+			dst = append(dst, `\\`...)
 		case '\b':
-			buf.WriteString(`\b`)
+			dst = append(dst, `\b`...)
 		case '\f':
-			buf.WriteString(`\f`)
+			dst = append(dst, `\f`...)
 		case '\n':
-			buf.WriteString(`\n`)
+			dst = append(dst, `\n`...)
 		case '\r':
-			buf.WriteString(`\r`)
+			dst = append(dst, `\r`...)
 		case '\t':
-			buf.WriteString(`\t`)
+			dst = append(dst, `\t`...)
 		default:
-			fmt.Fprintf(buf, `\u%04x`, c)
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 	}
-	buf.WriteString(s[run:])
-	buf.WriteByte('"')
+	dst = append(dst, s[run:]...)
+	return append(dst, '"')
 }
 
-// formatNumber renders f as ECMAScript's Number.prototype.toString does
+// appendNumber renders f as ECMAScript's Number.prototype.toString does
 // (ECMA-262 Number::toString, as RFC 8785 section 3.2.2.3 requires). Go's
 // shortest round-trip digits are the digits ECMAScript chooses; only the
 // placement of the decimal point and exponent differs.
-func formatNumber(f float64) (string, error) {
+func appendNumber(dst []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "", fmt.Errorf("%w: %v is not a JSON number", ErrNotCanonicalizable, f)
+		return nil, fmt.Errorf("%w: %v is not a JSON number", ErrNotCanonicalizable, f)
 	}
 	if f == 0 { // also -0, which ECMAScript prints as "0"
-		return "0", nil
+		return append(dst, '0'), nil
 	}
-	sign := ""
 	if f < 0 {
-		sign, f = "-", -f
+		dst, f = append(dst, '-'), -f
 	}
 	// "d.ddddde±XX": the significant digits and the decimal exponent.
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	mantissa, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mantissa, ".", "", 1)
-	x, err := strconv.Atoi(exp)
-	if err != nil {
-		return "", fmt.Errorf("%w: cannot format %v", ErrNotCanonicalizable, f)
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	i := bytes.IndexByte(e, 'e')
+	x := 0
+	for _, c := range e[i+2:] {
+		x = x*10 + int(c-'0')
+	}
+	if e[i+1] == '-' {
+		x = -x
+	}
+	digits := e[:i]
+	if len(digits) > 1 { // drop the point after the first digit
+		digits = append(digits[:1], digits[2:]...)
 	}
 	k, n := len(digits), x+1 // ECMA-262 names: k digits, value = digits × 10^(n−k)
-	var out string
 	switch {
 	case k <= n && n <= 21:
-		out = digits + strings.Repeat("0", n-k)
+		dst = append(dst, digits...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
 	case 0 < n && n <= 21:
-		out = digits[:n] + "." + digits[n:]
+		dst = append(dst, digits[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[n:]...)
 	case -6 < n && n <= 0:
-		out = "0." + strings.Repeat("0", -n) + digits
+		dst = append(dst, "0."...)
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
 	default:
-		out = digits[:1]
+		dst = append(dst, digits[0])
 		if k > 1 {
-			out += "." + digits[1:]
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
 		}
+		dst = append(dst, 'e')
 		if n-1 >= 0 {
-			out += "e+" + strconv.Itoa(n-1)
-		} else {
-			out += "e-" + strconv.Itoa(1-n)
+			dst = append(dst, '+')
 		}
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
 	}
-	return sign + out, nil
+	return dst, nil
 }
 
 // clip shortens third-party text for error messages.
