@@ -37,11 +37,27 @@ func Canonicalize(data []byte) ([]byte, error) {
 	s := getScratch()
 	defer s.release()
 	s.p.data, s.p.build = data, &s.w
+	s.w.budget = maxRewriteFactor * len(data)
 	if err := s.p.parse(); err != nil {
 		return nil, err
 	}
+	if s.w.budget < 0 {
+		// Text whose objects nest out of order, level under level, would
+		// have its inner members copied once per level: the tree does it
+		// in one pass over the text it has already checked.
+		v, err := ParseJSON(data)
+		if err != nil {
+			return nil, err
+		}
+		return Canonical(v)
+	}
 	return bytes.Clone(s.w.out), nil
 }
+
+// maxRewriteFactor bounds what the rewrites of out-of-order objects copy,
+// as a multiple of the text's length; past it Canonicalize goes by the
+// tree, so no text costs more than a few passes over it.
+const maxRewriteFactor = 4
 
 // scratch is the memory a parse works in, pooled so that a Canonicalize
 // call allocates only its result.
@@ -80,6 +96,9 @@ type canonicalWriter struct {
 	out    []byte
 	starts []int  // where in out each member of the open objects starts, innermost last
 	held   []byte // an object's members while it is rewritten
+	// budget is what rewrites may still copy; below zero, out is no
+	// longer written in order, and Canonicalize goes by the tree.
+	budget int
 }
 
 // comma separates a value or member from the one before it: none follows
@@ -140,23 +159,26 @@ func (w *canonicalWriter) endObject(order []int) {
 	first := len(w.starts) - len(order)
 	starts := w.starts[first:]
 	w.starts = w.starts[:first]
-	if !slices.IsSorted(order) {
+	if w.budget >= 0 && !slices.IsSorted(order) {
 		// The members are set aside and written back in order. Objects
 		// already in order, as small ones often are, cost nothing more.
 		// Member i is held[at(i):at(i+1)-1], the comma after it left out.
-		at := func(i int) int {
-			if i == len(starts) {
-				return len(w.held) + 1
+		w.budget -= len(w.out) - starts[0]
+		if w.budget >= 0 {
+			at := func(i int) int {
+				if i == len(starts) {
+					return len(w.held) + 1
+				}
+				return starts[i] - starts[0]
 			}
-			return starts[i] - starts[0]
-		}
-		w.held = append(w.held[:0], w.out[starts[0]:]...)
-		w.out = w.out[:starts[0]]
-		for k, i := range order {
-			if k > 0 {
-				w.out = append(w.out, ',')
+			w.held = append(w.held[:0], w.out[starts[0]:]...)
+			w.out = w.out[:starts[0]]
+			for k, i := range order {
+				if k > 0 {
+					w.out = append(w.out, ',')
+				}
+				w.out = append(w.out, w.held[at(i):at(i+1)-1]...)
 			}
-			w.out = append(w.out, w.held[at(i):at(i+1)-1]...)
 		}
 	}
 	w.out = append(w.out, '}')

@@ -206,6 +206,54 @@ func TestCanonicalizeResultOutlivesNextCall(t *testing.T) {
 	}
 }
 
+// nestedOutOfOrder is text whose objects nest depth deep, each with its
+// nested member before a member that sorts first, around a string of size
+// bytes: ordering each level moves everything inside it.
+func nestedOutOfOrder(depth, size int) []byte {
+	return []byte(strings.Repeat(`{"b":`, depth) + `"` + strings.Repeat("x", size) + `"` + strings.Repeat(`,"a":1}`, depth))
+}
+
+// The one pass rewrites an out-of-order object by copying what it holds;
+// nested out of order, level under level, that would copy the innermost
+// text once per level. Past maxRewriteFactor times the text's length of
+// copying, Canonicalize goes by the tree instead, with the same result.
+func TestCanonicalizeBoundsRewrites(t *testing.T) {
+	copied := func(data []byte) (budget int) {
+		s := getScratch()
+		defer s.release()
+		s.p.data, s.p.build = data, &s.w
+		s.w.budget = maxRewriteFactor * len(data)
+		if err := s.p.parse(); err != nil {
+			t.Fatal(err)
+		}
+		return s.w.budget
+	}
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		fallback bool
+	}{
+		{"event", []byte(`{"statusUpdate":{"taskId":"t","status":{"state":"TASK_STATE_WORKING","message":{"role":"ROLE_AGENT","parts":[{"text":"x"}],"messageId":"m"}},"contextId":"c"}}`), false},
+		{"a few levels", nestedOutOfOrder(3, 1000), false},
+		{"deep", nestedOutOfOrder(maxJSONDepth-1, 100000), true},
+	} {
+		if got := copied(tc.data) < 0; got != tc.fallback {
+			t.Errorf("%s: went by the tree %v, want %v", tc.name, got, tc.fallback)
+		}
+		got, err := Canonicalize(tc.data)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		v, err := ParseJSON(tc.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := Canonical(v); !bytes.Equal(got, want) {
+			t.Errorf("%s: Canonicalize differs from the tree's form", tc.name)
+		}
+	}
+}
+
 func FuzzCanonicalize(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5,-0,1e300,"x\u00e9"],"b":{"c":null}}`, `"\ud83d\ude02"`, `[]`, `{"\u20ac":1,"\ufb33":2,"\ud83d\ude00":3}`} {
 		f.Add([]byte(s))
@@ -248,6 +296,7 @@ func FuzzCanonicalizeMatchesTree(f *testing.F) {
 	for _, ev := range benchmarkEvents {
 		f.Add([]byte(ev.payload))
 	}
+	f.Add(nestedOutOfOrder(40, 10)) // past the rewrite bound: by the tree
 	for _, s := range []string{
 		`{"a":1,"\u0061":2}`,
 		`{"a":{"b":1},"\u0062":{"b":2},"b":3}`,
