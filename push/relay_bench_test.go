@@ -1,16 +1,13 @@
 package push
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,7 +90,7 @@ func benchmarkRelayEvent(b *testing.B, interval time.Duration) {
 	if err := client.ConfigResetStat(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
-	cpu0, redis0 := processCPU(b), redisCPU(b, client)
+	cpu0, redis0 := processCPU(b), redistest.ServerCPU(b, client)
 	trips.Store(0)
 	delivered.Store(0)
 	var next atomic.Int64
@@ -123,7 +120,7 @@ func benchmarkRelayEvent(b *testing.B, interval time.Duration) {
 	b.StopTimer()
 	events := float64(b.N)
 	b.ReportMetric(float64(processCPU(b)-cpu0)/1e3/events, "gw-µs/event")
-	b.ReportMetric(float64(redisCPU(b, client)-redis0)/1e3/events, "redis-µs/event")
+	b.ReportMetric(float64(redistest.ServerCPU(b, client)-redis0)/1e3/events, "redis-µs/event")
 	b.ReportMetric(float64(trips.Load())/events, "round-trips/event")
 	reportCommands(b, client, events)
 }
@@ -133,46 +130,16 @@ func benchmarkRelayEvent(b *testing.B, interval time.Duration) {
 // and logs, with -v, each command's calls and µs per event, costliest
 // first.
 func reportCommands(b *testing.B, c *redis.Client, events float64) {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	type stat struct {
-		name        string
-		calls, usec float64
-	}
-	var stats []stat
+	stats := redistest.CommandStats(b, c)
 	var scripts, commands float64
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, fields, ok := strings.Cut(line, ":")
-		name, found := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !found || name == "info" || name == "config|resetstat" || name == "hello" {
-			continue
-		}
-		st := stat{name: name}
-		for f := range strings.SplitSeq(fields, ",") {
-			key, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch key {
-			case "calls":
-				st.calls = n
-			case "usec":
-				st.usec = n
-			}
-		}
-		if name == "evalsha" || name == "eval" {
-			scripts += st.calls
-		} else {
-			commands += st.calls
-		}
-		stats = append(stats, st)
-	}
-	slices.SortFunc(stats, func(a, b stat) int { return cmp.Compare(b.usec, a.usec) })
-	var line strings.Builder
 	for _, st := range stats {
-		fmt.Fprintf(&line, " %s %.2f calls %.2f µs;", st.name, st.calls/events, st.usec/events)
+		if st.Name == "evalsha" || st.Name == "eval" {
+			scripts += st.Calls
+		} else {
+			commands += st.Calls
+		}
 	}
-	b.Logf("per event:%s", line.String())
+	b.Logf("per event:%s", redistest.PerUnit(stats, events))
 	b.ReportMetric(scripts/events, "scripts/event")
 	b.ReportMetric(commands/events, "commands/event")
 }
@@ -184,21 +151,4 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
-
-// redisCPU is the server's user and system CPU so far, from INFO cpu.
-func redisCPU(b *testing.B, c *redis.Client) time.Duration {
-	info, err := c.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var total float64
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, v, _ := strings.Cut(line, ":")
-		if name == "used_cpu_sys" || name == "used_cpu_user" {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return time.Duration(total * float64(time.Second))
 }

@@ -86,25 +86,10 @@ func resetStats(b *testing.B, c *redis.Client) {
 // INFO commandstats.
 func reportServerCPU(b *testing.B, c *redis.Client) {
 	b.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
 	var calls, usec float64
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, stats, ok := strings.Cut(line, ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_fcall" && name != "cmdstat_eval") {
-			continue
-		}
-		for f := range strings.SplitSeq(stats, ",") {
-			key, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch key {
-			case "calls":
-				calls += n
-			case "usec":
-				usec += n
-			}
+	for _, st := range redistest.CommandStats(b, c) {
+		if st.Name == "evalsha" || st.Name == "fcall" || st.Name == "eval" {
+			calls, usec = calls+st.Calls, usec+st.Usec
 		}
 	}
 	if calls > 0 {

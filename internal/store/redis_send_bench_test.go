@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -77,7 +76,7 @@ func BenchmarkDedupedSend(b *testing.B) {
 			b.Fatal(err)
 		}
 		resetStats(b, client)
-		cpu0 := serverCPU(b, client)
+		cpu0 := redistest.ServerCPU(b, client)
 		b.SetParallelism(32)
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
@@ -89,7 +88,7 @@ func BenchmarkDedupedSend(b *testing.B) {
 			}
 		})
 		b.StopTimer()
-		cpu1 := serverCPU(b, client)
+		cpu1 := redistest.ServerCPU(b, client)
 		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "redis-cpu-µs/op")
 		logCommandStats(b, client)
 	}
@@ -105,70 +104,5 @@ func BenchmarkDedupedSend(b *testing.B) {
 // (a script's µs include the commands it runs).
 func logCommandStats(b *testing.B, client *redis.Client) {
 	b.Helper()
-	stats := commandStats(b, client)
-	names := make([]string, 0, len(stats))
-	for name := range stats {
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool { return stats[names[i]].usec > stats[names[j]].usec })
-	var line strings.Builder
-	for _, name := range names {
-		st := stats[name]
-		fmt.Fprintf(&line, " %s %.2f calls %.2f µs;", name, st.calls/float64(b.N), st.usec/float64(b.N))
-	}
-	b.Logf("per op (N=%d):%s", b.N, line.String())
-}
-
-// serverCPU is the server's CPU time so far, user and system.
-func serverCPU(b *testing.B, c *redis.Client) time.Duration {
-	b.Helper()
-	info, err := c.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sec float64
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sec += n
-		}
-	}
-	return time.Duration(sec * float64(time.Second))
-}
-
-type commandStat struct{ calls, usec float64 }
-
-// commandStats reads INFO commandstats: calls and µs by command, the
-// commands scripts run included.
-func commandStats(b *testing.B, c *redis.Client) map[string]commandStat {
-	b.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := map[string]commandStat{}
-	for line := range strings.SplitSeq(info, "\r\n") {
-		name, stats, ok := strings.Cut(line, ":")
-		name, found := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !found || name == "info" || name == "config|resetstat" {
-			continue
-		}
-		var st commandStat
-		for f := range strings.SplitSeq(stats, ",") {
-			key, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseFloat(v, 64)
-			switch key {
-			case "calls":
-				st.calls = n
-			case "usec":
-				st.usec = n
-			}
-		}
-		out[name] = st
-	}
-	return out
+	b.Logf("per op (N=%d):%s", b.N, redistest.PerUnit(redistest.CommandStats(b, client), float64(b.N)))
 }
