@@ -27,6 +27,8 @@ type batchCall[Req, Res any] struct {
 	done chan struct{}
 	// taken is set, under the coalescer's lock, once a batch holds the call.
 	taken bool
+	// ride marks a call that waits for another to go with (see ride).
+	ride bool
 }
 
 // coalescer runs calls in batches, at most inFlight batches at a time. run
@@ -38,8 +40,9 @@ type coalescer[Req, Res any] struct {
 	mu      sync.Mutex
 	running int
 	queue   []*batchCall[Req, Res]
-	// armed is set while a flush of riding calls is due.
-	armed bool
+	// armed is set while a flush of riding calls is due; flushing from the
+	// flush until a loop has taken the riding calls.
+	armed, flushing bool
 }
 
 // newCoalescer returns a coalescer running at most inFlight batches at a
@@ -69,7 +72,7 @@ func (c *coalescer[Req, Res]) ride(ctx context.Context, req Req) (Res, error) {
 const riderWait = time.Millisecond
 
 func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res, error) {
-	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{})}
+	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{}), ride: ride}
 	c.mu.Lock()
 	c.queue = append(c.queue, call)
 	switch {
@@ -109,20 +112,27 @@ func (c *coalescer[Req, Res]) flush() {
 	defer c.mu.Unlock()
 	c.armed = false
 	if c.running == 0 && len(c.queue) > 0 {
+		c.flushing = true
 		c.running++
 		go c.loop()
 	}
 }
 
-// loop sends batches until no call is waiting.
+// loop sends batches until no call is waiting. The last loop running
+// leaves calls that only ride to the next call, or to riderWait: sent on
+// their own they would cost the round trip that riding saves.
 func (c *coalescer[Req, Res]) loop() {
 	for {
 		c.mu.Lock()
 		n := min(len(c.queue), maxBatch)
-		if n == 0 {
+		if n == 0 || (c.running == 1 && !c.flushing && c.onlyRiders()) {
 			c.running--
-			if c.running == 0 {
+			switch {
+			case n == 0 && c.running == 0:
 				c.queue = nil
+			case n > 0 && !c.armed:
+				c.armed = true
+				time.AfterFunc(riderWait, c.flush)
 			}
 			c.mu.Unlock()
 			return
@@ -132,6 +142,7 @@ func (c *coalescer[Req, Res]) loop() {
 		for _, call := range batch {
 			call.taken = true
 		}
+		c.flushing = false
 		c.queue = append(c.queue[:0], c.queue[n:]...)
 		c.mu.Unlock()
 
@@ -140,6 +151,16 @@ func (c *coalescer[Req, Res]) loop() {
 			close(call.done)
 		}
 	}
+}
+
+// onlyRiders reports whether every queued call rides; c.mu is held.
+func (c *coalescer[Req, Res]) onlyRiders() bool {
+	for _, call := range c.queue {
+		if !call.ride {
+			return false
+		}
+	}
+	return true
 }
 
 // batchContext is the context a batch runs on. No caller can cancel it:
@@ -161,6 +182,14 @@ func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 // goes out at once while fewer are in flight, so batching adds no wait
 // until the store is busy.
 const pipelinesInFlight = 4
+
+// relayPipelinesInFlight bounds the push relay's pipelines in flight (see
+// redisConn.relay). Fewer than the request path's: a relayed event's calls
+// (logged and enqueued, delivered, acknowledged) are a stream of small
+// scripts that nobody waits on for long, so they are sent in fewer, larger
+// batches, for fewer round trips per event, at the cost of waiting for the
+// batch in flight.
+const relayPipelinesInFlight = 1
 
 // piped is one call's share of a shared pipeline: it queues the call's
 // commands, whose replies the caller reads once the batch has run (and
@@ -188,8 +217,13 @@ func runPiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []stri
 	return evalPiped(ctx, conn, s, []scriptCall{{keys, args}})[0]
 }
 
-// ridePiped is runPiped for a call that rides (see coalescer.ride).
-func ridePiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+// runRelayed is runPiped on the push relay's pipelines.
+func runRelayed(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return evalRelayed(ctx, conn, s, []scriptCall{{keys, args}})[0]
+}
+
+// rideRelayed is runRelayed for a call that rides (see coalescer.ride).
+func rideRelayed(ctx context.Context, conn *redisConn, s *redis.Script, keys []string, args ...any) *redis.Cmd {
 	return evalOn(ctx, conn, conn.ridden, s, []scriptCall{{keys, args}})[0]
 }
 
@@ -198,6 +232,11 @@ func ridePiped(ctx context.Context, conn *redisConn, s *redis.Script, keys []str
 // is then sent again on its own with Run, which loads it.
 func evalPiped(ctx context.Context, conn *redisConn, s *redis.Script, calls []scriptCall) []*redis.Cmd {
 	return evalOn(ctx, conn, conn.piped, s, calls)
+}
+
+// evalRelayed is evalPiped on the push relay's pipelines.
+func evalRelayed(ctx context.Context, conn *redisConn, s *redis.Script, calls []scriptCall) []*redis.Cmd {
+	return evalOn(ctx, conn, conn.relayed, s, calls)
 }
 
 func evalOn(ctx context.Context, conn *redisConn, send func(context.Context, piped) error, s *redis.Script, calls []scriptCall) []*redis.Cmd {

@@ -283,3 +283,91 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 		t.Errorf("batches = %v, want the lone rider in a batch of its own", batches)
 	}
 }
+
+// TestCoalescerRiderQueuedDuringABatch queues a riding call while a batch
+// is in flight: when that batch is back, the rider does not go out alone
+// at once but with the next call; and a rider that no call comes for is
+// still sent by the flush, after the loop that left it has ended.
+func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
+	var mu sync.Mutex
+	var batches [][]int
+	hold := make(chan chan struct{}, 1)
+	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
+		select {
+		case release := <-hold:
+			<-release
+		default:
+		}
+		mu.Lock()
+		b := make([]int, len(batch))
+		for i, call := range batch {
+			b[i] = call.req
+			call.res = call.req * 2
+		}
+		batches = append(batches, b)
+		mu.Unlock()
+	})
+	ctx := context.Background()
+	sent := func() [][]int { mu.Lock(); defer mu.Unlock(); return append([][]int(nil), batches...) }
+	idle := func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.running == 0 }
+	queued := func(n int) func() bool {
+		return func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == n }
+	}
+
+	// A call held in flight, a rider queued behind it, the flush held off.
+	release := make(chan struct{})
+	hold <- release
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if got, err := c.do(ctx, 1); err != nil || got != 2 {
+			t.Errorf("do 1 = %d, %v", got, err)
+		}
+	})
+	waitFor(t, func() bool { return len(hold) == 0 })
+	c.mu.Lock()
+	c.armed = true
+	c.mu.Unlock()
+	wg.Go(func() {
+		if got, err := c.ride(ctx, 2); err != nil || got != 4 {
+			t.Errorf("rider 2 = %d, %v", got, err)
+		}
+	})
+	waitFor(t, queued(1))
+	close(release)
+	waitFor(t, idle)
+	if got := sent(); len(got) != 1 {
+		t.Fatalf("batches = %v, want only the first: the rider went out alone", got)
+	}
+	if got, err := c.do(ctx, 3); err != nil || got != 6 {
+		t.Fatalf("do 3 = %d, %v", got, err)
+	}
+	wg.Wait()
+	if got := sent(); len(got) != 2 || len(got[1]) != 2 || got[1][0] != 2 || got[1][1] != 3 {
+		t.Fatalf("batches = %v, want the rider with the next call", got)
+	}
+
+	// The same, with the flush let run: the rider goes once no call came.
+	c.mu.Lock()
+	c.armed = false
+	c.mu.Unlock()
+	release = make(chan struct{})
+	hold <- release
+	wg.Go(func() {
+		if got, err := c.do(ctx, 4); err != nil || got != 8 {
+			t.Errorf("do 4 = %d, %v", got, err)
+		}
+	})
+	waitFor(t, func() bool { return len(hold) == 0 })
+	wg.Go(func() {
+		if got, err := c.ride(ctx, 5); err != nil || got != 10 {
+			t.Errorf("rider 5 = %d, %v", got, err)
+		}
+	})
+	waitFor(t, queued(1))
+	close(release)
+	wg.Wait()
+	if got := sent(); len(got) != 4 || len(got[3]) != 1 || got[3][0] != 5 {
+		t.Errorf("batches = %v, want the lone rider flushed in a batch of its own", got)
+	}
+	waitFor(t, idle)
+}

@@ -92,9 +92,16 @@ func (c *redisConn) piped(ctx context.Context, fn piped) error {
 	return done(err)
 }
 
-// ridden is piped for a call that rides (see coalescer.ride).
+// relayed is piped on the push relay's pipelines.
+func (c *redisConn) relayed(ctx context.Context, fn piped) error {
+	bctx, done := c.budget.bound(ctx)
+	_, err := c.relay.do(bctx, fn)
+	return done(err)
+}
+
+// ridden is relayed for a call that rides (see coalescer.ride).
 func (c *redisConn) ridden(ctx context.Context, fn piped) error {
 	bctx, done := c.budget.bound(ctx)
-	_, err := c.pipes.ride(bctx, fn)
+	_, err := c.relay.ride(bctx, fn)
 	return done(err)
 }

@@ -115,7 +115,7 @@ func TestDedupeRecordParsersAgree(t *testing.T) {
 // every caller that waited gets its own answer.
 func TestSharedPipelineCallersThatGiveUp(t *testing.T) {
 	client := redistest.Start(t).Client(t)
-	d := newRedisDedupe(&redisConn{client: client, keys: keyspace{prefix: "gu"}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight)})
+	d := newRedisDedupe(&redisConn{client: client, keys: keyspace{prefix: "gu"}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight), relay: newPipelines(client, relayPipelinesInFlight)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const calls = 200

@@ -83,7 +83,9 @@ type redisConn struct {
 	keys    keyspace
 	gate    *gate
 	// pipes batches the commands of concurrent calls; see newPipelines.
-	pipes *coalescer[piped, struct{}]
+	// relay batches the push relay's (its event log, queues and leases)
+	// apart, so that a request's calls never wait behind a relay batch.
+	pipes, relay *coalescer[piped, struct{}]
 	// budget bounds each request's total wait (see piped and budgetHook).
 	budget requestBudget
 }
@@ -210,7 +212,7 @@ func newRedisStore(client redis.UniversalClient, o Options, owned bool) *redisSt
 	// The hook bounds the client's own calls, piped the shared pipelines'
 	// waits, whose batches no single request's budget may cut short.
 	client.AddHook(budgetHook{budget})
-	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight), budget: budget}
+	conn := &redisConn{client: client, keys: keyspace{prefix: o.KeyPrefix}, gate: &gate{}, pipes: newPipelines(client, pipelinesInFlight), relay: newPipelines(client, relayPipelinesInFlight), budget: budget}
 	if cc, ok := client.(*redis.ClusterClient); ok {
 		conn.cluster = cc
 	}

@@ -501,7 +501,7 @@ func deadCutoff(now time.Time) string {
 
 // runOutcome runs a script whose reply is one of outcomes.
 func (r *redisDelivery) runOutcome(ctx context.Context, op string, s *redis.Script, keys []string, args []any, outcomes ...string) (string, error) {
-	return r.outcome(op, runPiped(ctx, r.conn, s, keys, args...), keys, outcomes)
+	return r.outcome(op, runRelayed(ctx, r.conn, s, keys, args...), keys, outcomes)
 }
 
 // outcome reads the reply of a script run with keys, one of outcomes.
@@ -569,7 +569,7 @@ func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []str
 	}
 	// Nobody's latency waits on what was delivered already: the
 	// acknowledgement rides with the next round trip.
-	v, err := ridePiped(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
+	v, err := rideRelayed(ctx, r.conn, r.ackHeads, k.keys, args...).Result()
 	if err != nil {
 		return nil, r.conn.fail("delivery ack", err)
 	}
@@ -591,7 +591,7 @@ func (r *redisDelivery) AckHeads(ctx context.Context, endpoint string, ids []str
 
 func (r *redisDelivery) ClaimHead(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, Delivery, []Attempt, bool, error) {
 	k := r.endpointKeys(endpoint)
-	v, err := runPiped(ctx, r.conn, r.claimHead, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
+	v, err := runRelayed(ctx, r.conn, r.claimHead, k.keys, k.args(time.Now(), holder, millis(ttl))...).Result()
 	if err != nil {
 		return false, Delivery{}, nil, false, r.conn.fail("delivery claim", err)
 	}
@@ -654,12 +654,12 @@ func (r *redisDelivery) RecordAttempt(ctx context.Context, endpoint, id string, 
 
 func (r *redisDelivery) ClaimEndpoint(ctx context.Context, endpoint, holder string, ttl time.Duration) (bool, error) {
 	k := r.endpointKeys(endpoint)
-	return r.conn.acted("delivery claim", runPiped(ctx, r.conn, r.claim, k.keys, k.args(time.Now(), holder, millis(ttl))...))
+	return r.conn.acted("delivery claim", runRelayed(ctx, r.conn, r.claim, k.keys, k.args(time.Now(), holder, millis(ttl))...))
 }
 
 func (r *redisDelivery) ReleaseEndpoint(ctx context.Context, endpoint, holder string, next time.Time) error {
 	k := r.endpointKeys(endpoint)
-	return r.conn.fail("delivery release", runPiped(ctx, r.conn, r.release, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
+	return r.conn.fail("delivery release", runRelayed(ctx, r.conn, r.release, k.keys, k.args(time.Now(), holder, next.UnixMilli())...).Err())
 }
 
 func (r *redisDelivery) Endpoints(ctx context.Context, limit int) ([]string, error) {
@@ -907,7 +907,7 @@ func (r *redisDelivery) EnqueueAll(ctx context.Context, ds []Delivery) (queued [
 	for i := range ds {
 		calls[i].keys, calls[i].args = r.enqueueCall(ds[i], now)
 	}
-	for i, cmd := range evalPiped(ctx, r.conn, r.enqueue, calls) {
+	for i, cmd := range evalRelayed(ctx, r.conn, r.enqueue, calls) {
 		out, err := r.outcome("delivery enqueue", cmd, calls[i].keys, enqueueOutcomes)
 		queued[i], errs[i] = enqueueResult(ds[i], out, err)
 	}
@@ -928,7 +928,7 @@ return {out}
 // EnqueueClaim is one script run.
 func (r *redisDelivery) EnqueueClaim(ctx context.Context, d Delivery, holder string, ttl time.Duration) (queued, claimed bool, head Delivery, atts []Attempt, err error) {
 	keys, args := r.enqueueCall(d, time.Now())
-	v, err := runPiped(ctx, r.conn, deliveryEnqueueClaimScript, keys, append(args, holder, millis(ttl))...).Slice()
+	v, err := runRelayed(ctx, r.conn, deliveryEnqueueClaimScript, keys, append(args, holder, millis(ttl))...).Slice()
 	if err != nil {
 		return false, false, Delivery{}, nil, r.conn.fail("delivery enqueue", err)
 	}

@@ -227,7 +227,7 @@ func (l redisEventLog) recordKeys(agent, taskID string) []string {
 }
 
 func (l redisEventLog) Record(ctx context.Context, agent, taskID, id string, payload []byte, at time.Time, live time.Duration) (Recorded, error) {
-	res, err := runPiped(ctx, l.conn, l.record, l.recordKeys(agent, taskID), l.recordArgs(id, payload, at, live)...).Slice()
+	res, err := runRelayed(ctx, l.conn, l.record, l.recordKeys(agent, taskID), l.recordArgs(id, payload, at, live)...).Slice()
 	if err != nil {
 		return Recorded{}, l.conn.fail("event log record", err)
 	}

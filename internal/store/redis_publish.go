@@ -113,7 +113,7 @@ func (l redisEventLog) RecordEnqueue(ctx context.Context, agent, taskID, id stri
 	args = append(args, holder, millis(ttl))
 	args = append(args, l.recordArgs(id, payload, at, live)...)
 	args = append(args, digest)
-	res, err := runPiped(ctx, l.conn, eventRecordEnqueueScript, keys, args...).Slice()
+	res, err := runRelayed(ctx, l.conn, eventRecordEnqueueScript, keys, args...).Slice()
 	if err != nil {
 		return Recorded{}, Enqueued{}, l.conn.fail("event log record and enqueue", err)
 	}
