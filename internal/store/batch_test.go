@@ -229,18 +229,8 @@ func waitFor(t *testing.T, cond func() bool) {
 // is in flight: none goes out on its own before a call that does, and all
 // go in that call's batch; a rider alone still goes out, in time.
 func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
-	var mu sync.Mutex
-	var batches [][]int
-	c := newCoalescer(4, func(ctx context.Context, batch []*batchCall[int, int]) {
-		mu.Lock()
-		b := make([]int, len(batch))
-		for i, call := range batch {
-			b[i] = call.req
-			call.res = call.req * 2
-		}
-		batches = append(batches, b)
-		mu.Unlock()
-	})
+	var l batchLog
+	c := newCoalescer(4, func(ctx context.Context, batch []*batchCall[int, int]) { l.run(batch) })
 	ctx := context.Background()
 	// Held off its flush, so that only the call that goes at once can
 	// send the riders.
@@ -256,20 +246,16 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 		})
 	}
 	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == 3 })
-	mu.Lock()
-	if len(batches) != 0 {
-		t.Errorf("riders went out on their own: %v", batches)
+	if got := l.sent(); len(got) != 0 {
+		t.Errorf("riders went out on their own: %v", got)
 	}
-	mu.Unlock()
 	if got, err := c.do(ctx, 4); err != nil || got != 8 {
 		t.Fatalf("do = %d, %v", got, err)
 	}
 	wg.Wait()
-	mu.Lock()
-	if len(batches) != 1 || len(batches[0]) != 4 || batches[0][3] != 4 {
-		t.Errorf("batches = %v, want the three riders and the call in one", batches)
+	if got := l.sent(); len(got) != 1 || len(got[0]) != 4 || got[0][3] != 4 {
+		t.Errorf("batches = %v, want the three riders and the call in one", got)
 	}
-	mu.Unlock()
 
 	c.mu.Lock()
 	c.armed = false
@@ -277,10 +263,8 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 	if got, err := c.ride(ctx, 5); err != nil || got != 10 {
 		t.Fatalf("lone rider = %d, %v", got, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(batches) != 2 || len(batches[1]) != 1 {
-		t.Errorf("batches = %v, want the lone rider in a batch of its own", batches)
+	if got := l.sent(); len(got) != 2 || len(got[1]) != 1 {
+		t.Errorf("batches = %v, want the lone rider in a batch of its own", got)
 	}
 }
 
@@ -289,8 +273,7 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 // at once but with the next call; and a rider that no call comes for is
 // still sent by the flush, after the loop that left it has ended.
 func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
-	var mu sync.Mutex
-	var batches [][]int
+	var l batchLog
 	hold := make(chan chan struct{}, 1)
 	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
 		select {
@@ -298,17 +281,10 @@ func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 			<-release
 		default:
 		}
-		mu.Lock()
-		b := make([]int, len(batch))
-		for i, call := range batch {
-			b[i] = call.req
-			call.res = call.req * 2
-		}
-		batches = append(batches, b)
-		mu.Unlock()
+		l.run(batch)
 	})
 	ctx := context.Background()
-	sent := func() [][]int { mu.Lock(); defer mu.Unlock(); return append([][]int(nil), batches...) }
+	sent := l.sent
 	idle := func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.running == 0 }
 	queued := func(n int) func() bool {
 		return func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == n }
@@ -370,4 +346,28 @@ func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 		t.Errorf("batches = %v, want the lone rider flushed in a batch of its own", got)
 	}
 	waitFor(t, idle)
+}
+
+// batchLog answers each call with twice its request and records the
+// requests of each batch.
+type batchLog struct {
+	mu      sync.Mutex
+	batches [][]int
+}
+
+func (l *batchLog) run(batch []*batchCall[int, int]) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := make([]int, len(batch))
+	for i, call := range batch {
+		b[i] = call.req
+		call.res = call.req * 2
+	}
+	l.batches = append(l.batches, b)
+}
+
+func (l *batchLog) sent() [][]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([][]int(nil), l.batches...)
 }
