@@ -356,6 +356,9 @@ type Deliverer struct {
 	// freed wakes the scheduler when a worker ends; wantPoll says whether
 	// it should look for more work then.
 	freed    chan struct{}
+	// spare hands an endpoint's work to a worker goroutine waiting for
+	// more (see dispatch).
+	spare chan func()
 	wantPoll atomic.Bool
 	lastLog  atomic.Int64 // Unix ns of the last store error logged
 
@@ -390,6 +393,7 @@ func NewDeliverer(st store.DeliveryStore, s Sender, o DeliveryOptions, m Deliver
 		backoff: newBackoff(o.Schedule, o.Jitter, o.MaxRetryAfter),
 		rcv:     newReceivers(o.PerReceiverConcurrency, o.PerReceiverRate, o.PerReceiverBurst, max(o.BreakerFailures, 0), o.BreakerCooldown),
 		hints:   make(chan string, 4*o.Workers),
+		spare:   make(chan func()),
 		freed:   make(chan struct{}, 1),
 		active:  map[string]*endpointRun{},
 	}
@@ -489,7 +493,39 @@ func (d *Deliverer) start(ctx context.Context, wg *sync.WaitGroup, ep string) {
 		return
 	}
 	d.active[ep] = &endpointRun{}
-	wg.Go(func() { d.work(ctx, ep, nil) })
+	d.dispatch(ctx, wg, func() { d.work(ctx, ep, nil) })
+}
+
+// spareIdle is how long a worker goroutine waits for more work once it is
+// done with an endpoint.
+const spareIdle = time.Second
+
+// dispatch runs fn on a worker goroutine that is waiting for work, or on a
+// new one, counted in wg until it ends. An endpoint enqueued to while idle
+// (every event of a task that streams slowly) thus reuses a goroutine
+// whose stack has grown already through a delivery's decoding, signing and
+// HTTP exchange, instead of growing a new one's again.
+func (d *Deliverer) dispatch(ctx context.Context, wg *sync.WaitGroup, fn func()) {
+	select {
+	case d.spare <- fn:
+		return
+	default:
+	}
+	wg.Go(func() {
+		idle := time.NewTimer(spareIdle)
+		defer idle.Stop()
+		for {
+			fn()
+			idle.Reset(spareIdle)
+			select {
+			case fn = <-d.spare:
+			case <-idle.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
 }
 
 // drainOutcome says why a worker stopped delivering an endpoint.

@@ -956,7 +956,18 @@ func TestPayloadRoundTrip(t *testing.T) {
 			t.Errorf("EncodePayload(%.40q, %.40q) succeeded", r.URL, r.ContentType)
 		}
 	}
-	for _, p := range []string{"", "a2agw-push/2\n{}\n", payloadMagic + "{}", payloadMagic + "{\n", payloadMagic + `{"url":"nope"}` + "\n"} {
+	for _, p := range []string{
+		"", "a2agw-push/2\n{}\n", payloadMagic + "{}", payloadMagic + "{\n", payloadMagic + `{"url":"nope"}` + "\n",
+		// What encoding/json would read but EncodePayload never writes.
+		payloadMagic + `{"url":"https://a/","url":"https://b/"}` + "\n",
+		payloadMagic + `{"URL":"https://a/"}` + "\n",
+		payloadMagic + `{"url":"https://a/","token":null}` + "\n",
+		payloadMagic + `{"url":"https://a/","extra":"x"}` + "\n",
+		payloadMagic + `{"url":"https://a/","token":1}` + "\n",
+		payloadMagic + `{"url":"https://a/","webhookSecret":"not base64!"}` + "\n",
+		payloadMagic + `["https://a/"]` + "\n",
+		payloadMagic + `{"url":"https://a/"} {}` + "\n",
+	} {
 		if _, err := DecodePayload([]byte(p)); err == nil {
 			t.Errorf("DecodePayload(%q) succeeded", p)
 		}

@@ -120,10 +120,10 @@ func (d *Deliverer) claimed(run *runState, n store.Delivery, e store.Enqueued, e
 		d.m.Queued()
 	}
 	first := &queueHead{heads: []store.Queued{{Delivery: e.Head, Attempts: e.Attempts}}, read: true}
-	go func() {
+	d.dispatch(run.ctx, run.wg, func() {
 		defer run.wg.Done()
 		d.work(run.ctx, ep, first)
-	}()
+	})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package push
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
 )
@@ -105,8 +107,8 @@ func DecodePayload(p []byte) (Request, error) {
 	if !ok {
 		return Request{}, errors.New("push: payload: truncated")
 	}
-	var h payloadHeader
-	if err := json.Unmarshal(line, &h); err != nil {
+	h, err := decodeHeader(line)
+	if err != nil {
 		return Request{}, fmt.Errorf("push: payload: %w", err)
 	}
 	if err := checkWebhookURL(h.URL); err != nil {
@@ -117,6 +119,54 @@ func DecodePayload(p []byte) (Request, error) {
 		AuthScheme: h.AuthScheme, AuthCredentials: h.AuthCredentials, WebhookSecret: h.WebhookSecret,
 		TraceParent: h.TraceParent, TraceState: h.TraceState,
 	}, nil
+}
+
+// decodeHeader reads a payload's header line as EncodePayload writes it:
+// one object of payloadHeader's members, each at most once and a string.
+// Anything else is refused rather than guessed at: encoding/json would
+// take a member's name in any case, keep the last of two, and read null
+// as empty, none of which EncodePayload writes. Without reflection it also
+// costs the delivery path less, which reads the header twice per attempt
+// (ReceiverKey and Send).
+func decodeHeader(line []byte) (payloadHeader, error) {
+	var h payloadHeader
+	v, err := jose.ParseJSON(line)
+	if err != nil {
+		return h, err
+	}
+	o, ok := v.(*jose.Object)
+	if !ok {
+		return h, errors.New("the header is not a JSON object")
+	}
+	for _, m := range o.Members {
+		s, ok := m.Value.(string)
+		if !ok {
+			return h, fmt.Errorf("header member %.64q is not a string", m.Key)
+		}
+		switch m.Key {
+		case "url":
+			h.URL = s
+		case "contentType":
+			h.ContentType = s
+		case "token":
+			h.Token = s
+		case "authScheme":
+			h.AuthScheme = s
+		case "authCredentials":
+			h.AuthCredentials = s
+		case "webhookSecret":
+			if h.WebhookSecret, err = base64.StdEncoding.DecodeString(s); err != nil {
+				return h, errors.New("the header's webhook secret is not base64")
+			}
+		case "traceparent":
+			h.TraceParent = s
+		case "tracestate":
+			h.TraceState = s
+		default:
+			return h, fmt.Errorf("unknown header member %.64q", m.Key)
+		}
+	}
+	return h, nil
 }
 
 // checkWebhookURL wants an absolute http(s) URL; the URLPolicy decides
