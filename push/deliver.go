@@ -353,12 +353,12 @@ type Deliverer struct {
 	// hints carries endpoints enqueued on this replica, so they are
 	// delivered without waiting for the next poll.
 	hints chan string
-	// freed wakes the scheduler when a worker ends; wantPoll says whether
-	// it should look for more work then.
-	freed    chan struct{}
 	// spare hands an endpoint's work to a worker goroutine waiting for
 	// more (see dispatch).
 	spare chan func()
+	// freed wakes the scheduler when a worker ends; wantPoll says whether
+	// it should look for more work then.
+	freed    chan struct{}
 	wantPoll atomic.Bool
 	lastLog  atomic.Int64 // Unix ns of the last store error logged
 
