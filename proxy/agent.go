@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-gateway/a2a-gateway/internal/config"
+	"github.com/a2a-gateway/a2a-gateway/internal/h1"
 	"github.com/a2a-gateway/a2a-gateway/internal/telemetry"
 )
 
@@ -30,7 +31,7 @@ type Agent struct {
 	// transport carries request/answer exchanges, streams the event
 	// streams; each is its pool below with a client span per call.
 	transport, streams http.RoundTripper
-	pools              [2]*upstream
+	pools              [2]*h1.Pool
 	// upstreamAuth is the Authorization value sent to the agent, if configured.
 	upstreamAuth string
 	// grpc reaches the agent's gRPC service; nil without a grpc section.
@@ -56,7 +57,7 @@ func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 		cfg:        c,
 		// The stream pool reads with a small buffer, because thousands of
 		// idle streams each hold one connection and its buffer.
-		pools: [2]*upstream{newUpstream(u, dialer, c.Timeouts.Connect.D(), 4096), newUpstream(u, dialer, c.Timeouts.Connect.D(), 1024)},
+		pools: [2]*h1.Pool{agentPool(u, dialer, c.Timeouts.Connect.D(), 4096), agentPool(u, dialer, c.Timeouts.Connect.D(), 1024)},
 	}
 	a.transport = telemetry.Transport(a.pools[0], "call "+c.Name)
 	a.streams = telemetry.Transport(a.pools[1], "call "+c.Name)
@@ -67,6 +68,22 @@ func newAgent(c config.Agent, publicURL, recordKey string) (*Agent, error) {
 		a.upstreamAuth = os.Getenv(c.UpstreamAuthEnv)
 	}
 	return a, nil
+}
+
+// Limits of each agent pool: idle connections kept, and what is read before
+// an answer's headers end (Transport's default).
+const (
+	maxIdlePerAgent    = 512
+	maxAnswerHeadBytes = 10 << 20
+)
+
+// agentPool is a pool of connections to the agent at u; the dialer bounds
+// the TCP handshake, connect the TLS one.
+func agentPool(u *url.URL, dialer *net.Dialer, connect time.Duration, readBuffer int) *h1.Pool {
+	return h1.NewPool(u, h1.Options{
+		Dial: dialer.DialContext, Handshake: connect, ReadBuffer: readBuffer,
+		MaxIdle: maxIdlePerAgent, MaxHeadBytes: maxAnswerHeadBytes,
+	})
 }
 
 // Config returns the agent's configuration, to read only.
@@ -88,7 +105,7 @@ func (a *Agent) upstreamURL(escapedPath, rawQuery string) *url.URL {
 
 func (a *Agent) close() {
 	for _, p := range a.pools {
-		p.closeIdle()
+		p.CloseIdle()
 	}
 	a.grpc.close()
 }

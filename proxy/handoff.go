@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/h1"
 )
 
 // A relayed stream may stay idle for as long as its task lasts. Relayed on
@@ -175,7 +177,7 @@ func (g *Gateway) watchCaller(conn net.Conn, buffered *bufio.Reader, h *handoff)
 	var from io.Reader = conn
 	if buffered.Buffered() > 0 {
 		from = buffered
-	} else if quiet, ok := peeker(conn); ok {
+	} else if quiet, ok := h1.Peeker(conn); ok {
 		h.quiet = quiet
 		return g.callers.watch(quiet, cancel)
 	}

@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/a2a-gateway/a2a-gateway/internal/h1"
 	"github.com/a2a-gateway/a2a-gateway/internal/jose"
 	"github.com/a2a-gateway/a2a-gateway/internal/store"
 	"github.com/a2a-gateway/a2a-gateway/internal/version"
@@ -194,15 +196,41 @@ func receiverOf(raw string) (string, error) {
 	return u.Scheme + "://" + net.JoinHostPort(host, port), nil
 }
 
-// HTTPSender delivers notifications as HTTP POSTs through a URLPolicy's
-// client (SSRF checks at dial time, no redirects, no proxy from the
-// environment), signed by a Signer. It is safe for concurrent use.
+// HTTPSender delivers notifications as HTTP POSTs, signed by a Signer, under
+// a URLPolicy: its static checks before every request, its address checks
+// at every connect (after DNS), no redirects followed, no proxy from the
+// environment. Each receiver (scheme, host and port) has its own pool of
+// HTTP/1.1 connections, whose exchanges run on the delivering worker's
+// goroutine (internal/h1): a delivery costs no hand-offs to net/http's
+// per-connection goroutines, and TLS receivers are offered HTTP/1.1 only.
+// It is safe for concurrent use.
 type HTTPSender struct {
-	client *http.Client
-	signer *Signer
+	policy  *URLPolicy
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	timeout time.Duration
+	signer  *Signer
 	// userAgent is read once: version.UserAgent parses the build info.
 	userAgent string
+
+	mu sync.Mutex
+	// pools are the receivers' connection pools, each with when it was
+	// last used; swept is when unused ones were last dropped.
+	pools map[string]*receiverPool
+	swept time.Time
 }
+
+type receiverPool struct {
+	pool *h1.Pool
+	used time.Time
+}
+
+// Limits of each receiver's pool: its idle connections are as many as a
+// receiver may have requests in flight by default, and its answers' headers
+// are read up to 64 KiB.
+const (
+	receiverIdleConns = DefaultPerReceiverConcurrency
+	maxAnswerHead     = 64 << 10
+)
 
 var (
 	_ Sender        = (*HTTPSender)(nil)
@@ -215,7 +243,37 @@ func NewHTTPSender(policy *URLPolicy, signer *Signer, timeout time.Duration) *HT
 	if timeout <= 0 {
 		timeout = DefaultNotificationTimeout
 	}
-	return &HTTPSender{client: policy.Client(timeout), signer: signer, userAgent: version.UserAgent()}
+	return &HTTPSender{
+		policy: policy, dial: policy.dialContext(min(timeout, maxDialTimeout)), timeout: timeout,
+		signer: signer, userAgent: version.UserAgent(), pools: map[string]*receiverPool{},
+	}
+}
+
+// pool returns the connection pool of receiver, whose URL is u, and drops
+// the pools of receivers unused for receiverIdle.
+func (s *HTTPSender) pool(receiver string, u *url.URL) *h1.Pool {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now.Sub(s.swept) > receiverSweep {
+		s.swept = now
+		for k, p := range s.pools {
+			if now.Sub(p.used) > receiverIdle {
+				delete(s.pools, k)
+				p.pool.CloseIdle()
+			}
+		}
+	}
+	p := s.pools[receiver]
+	if p == nil {
+		p = &receiverPool{pool: h1.NewPool(u, h1.Options{
+			Dial: s.dial, Handshake: min(s.timeout, maxDialTimeout), ReadBuffer: 4096,
+			MaxIdle: receiverIdleConns, MaxHeadBytes: maxAnswerHead,
+		})}
+		s.pools[receiver] = p
+	}
+	p.used = now
+	return p.pool
 }
 
 // ReceiverKey returns the receiver of n: its webhook's scheme, host and
@@ -246,19 +304,23 @@ func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Dura
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	ctx, span := startAttempt(ctx, n, r, receiver)
 	defer span.End()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		return 0, 0, endAttempt(span, 0, fmt.Errorf("%w: request to %s cannot be built", ErrUndeliverable, receiver))
 	}
+	if _, err := s.policy.checkStatic(req.URL); err != nil {
+		return 0, 0, endAttempt(span, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err))
+	}
 	req.Header = h
 	req.Header.Set("Content-Type", r.ContentType)
 	req.Header.Set("User-Agent", s.userAgent)
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
-	resp, err := s.client.Do(req)
+	resp, err := s.pool(receiver, req.URL).RoundTrip(req)
 	if err != nil {
-		err = redactURLError(err, receiver)
 		if errors.Is(err, ErrForbidden) {
 			return 0, 0, endAttempt(span, 0, fmt.Errorf("%w: %w", ErrUndeliverable, err))
 		}
@@ -272,14 +334,4 @@ func (s *HTTPSender) Send(ctx context.Context, n store.Delivery) (int, time.Dura
 		hint, _ = retryAfter(resp.Header, time.Now())
 	}
 	return resp.StatusCode, hint, nil
-}
-
-// redactURLError replaces the URL net/http puts in its errors by the
-// receiver, since webhook paths and queries may carry secrets.
-func redactURLError(err error, receiver string) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return &url.Error{Op: ue.Op, URL: receiver, Err: ue.Err}
-	}
-	return err
 }

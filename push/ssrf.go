@@ -231,7 +231,9 @@ func portHint(port uint16, matches ...match) string {
 	return ""
 }
 
-// Client returns the client deliveries must use. Its dialer checks the
+// Client returns the client a request to a webhook outside the delivery
+// path must use (the endpoint challenge); deliveries go through HTTPSender,
+// which dials with the same checks. Its dialer checks the
 // address actually connected to, after DNS, so a host that resolved to a
 // public address at registration and now resolves to a private one is
 // refused at connect time; each request's URL gets the static checks again,

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2a-gateway/a2a-gateway/internal/store"
 )
 
 // fakeDNS is a DNS server on 127.0.0.1 answering A and AAAA queries from a
@@ -816,36 +818,64 @@ func assertNoConnection(t *testing.T, l *net.TCPListener) {
 	}
 }
 
-func TestClientRefusesDNSRebinding(t *testing.T) {
-	dns := testDNS(t)
-	dns.set("rebind.test", "93.184.216.34")
-	p := newPolicy(t, nil, dns)
-	l := deadListener(t)
-	port := l.Addr().(*net.TCPAddr).Port
-	hook := fmt.Sprintf("https://rebind.test:%d/hook", port)
-
-	if err := p.CheckURL(context.Background(), hook); err != nil {
-		t.Fatalf("registration refused while the name was public: %v", err)
-	}
-	dns.set("rebind.test", "127.0.0.1")
-	before := dns.queries.Load()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook, strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := p.Client(10 * time.Second).Do(req)
-	if err == nil {
+// webhookCallers are the two ways the gateway calls a webhook under a
+// policy: Client (the endpoint challenge at registration) and HTTPSender
+// (every delivery, on connection pools of its own). Each SSRF case runs
+// through both: post sends one POST of "{}" to url, with its status.
+var webhookCallers = []struct {
+	name string
+	post func(t *testing.T, p *URLPolicy, url string) (status int, err error)
+}{
+	{"client", func(t *testing.T, p *URLPolicy, url string) (int, error) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := p.Client(10 * time.Second).Do(req)
+		if err != nil {
+			return 0, err
+		}
 		_ = resp.Body.Close()
-		t.Fatal("request to a rebound name succeeded")
+		return resp.StatusCode, nil
+	}},
+	{"sender", func(t *testing.T, p *URLPolicy, url string) (int, error) {
+		signer := newSigner(t, SignerOptions{Issuer: testIssuer, KeyFiles: []string{writeKey(t, t.TempDir(), "push", ed25519Key(t))}})
+		payload, err := EncodePayload(Request{URL: url, ContentType: "application/json", Body: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, _, err := NewHTTPSender(p, signer, 10*time.Second).Send(t.Context(), store.Delivery{ID: "n-1", TaskID: "task-1", Payload: payload})
+		return status, err
+	}},
+}
+
+func TestWebhookCallsRefuseDNSRebinding(t *testing.T) {
+	for _, c := range webhookCallers {
+		t.Run(c.name, func(t *testing.T) {
+			dns := testDNS(t)
+			dns.set("rebind.test", "93.184.216.34")
+			p := newPolicy(t, nil, dns)
+			l := deadListener(t)
+			port := l.Addr().(*net.TCPAddr).Port
+			hook := fmt.Sprintf("https://rebind.test:%d/hook", port)
+
+			if err := p.CheckURL(context.Background(), hook); err != nil {
+				t.Fatalf("registration refused while the name was public: %v", err)
+			}
+			dns.set("rebind.test", "127.0.0.1")
+			before := dns.queries.Load()
+
+			_, err := c.post(t, p, hook)
+			if err == nil {
+				t.Fatal("request to a rebound name succeeded")
+			}
+			wantRefusal(t, err, "resolves to 127.0.0.1, a loopback address")
+			if dns.queries.Load() == before {
+				t.Error("the name was not resolved again at dial time")
+			}
+			assertNoConnection(t, l)
+		})
 	}
-	wantRefusal(t, err, "resolves to 127.0.0.1, a loopback address")
-	if dns.queries.Load() == before {
-		t.Error("the client did not resolve the name again at dial time")
-	}
-	assertNoConnection(t, l)
 }
 
 // The dialer applies the same policy to the address and port it connects
@@ -884,7 +914,7 @@ func TestDialerChecksAddressAndPort(t *testing.T) {
 	assertNoConnection(t, closed)
 }
 
-func TestClientChecksEveryRequest(t *testing.T) {
+func TestWebhookCallsCheckEveryRequest(t *testing.T) {
 	dns := testDNS(t)
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -912,32 +942,30 @@ func TestClientChecksEveryRequest(t *testing.T) {
 		{"metadata name", open, "http://metadata.google.internal/", "metadata"},
 		{"userinfo", open, "http://u:p@127.0.0.1:1/", "user name"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			before := hits.Load()
-			resp, err := tc.policy.Client(10 * time.Second).Get(tc.url)
-			if tc.reason == "" {
-				if err != nil {
-					t.Fatalf("request refused: %v", err)
+	for _, c := range webhookCallers {
+		for _, tc := range tests {
+			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
+				before := hits.Load()
+				status, err := c.post(t, tc.policy, tc.url)
+				if tc.reason == "" {
+					if err != nil {
+						t.Fatalf("request refused: %v", err)
+					}
+					if status != http.StatusOK || hits.Load() != before+1 {
+						t.Fatalf("status %d, %d hits", status, hits.Load()-before)
+					}
+					return
 				}
-				_ = resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || hits.Load() != before+1 {
-					t.Fatalf("status %d, %d hits", resp.StatusCode, hits.Load()-before)
+				wantRefusal(t, err, tc.reason)
+				if hits.Load() != before {
+					t.Error("the server received the refused request")
 				}
-				return
-			}
-			if err == nil {
-				_ = resp.Body.Close()
-			}
-			wantRefusal(t, err, tc.reason)
-			if hits.Load() != before {
-				t.Error("the server received the refused request")
-			}
-		})
+			})
+		}
 	}
 }
 
-func TestClientDoesNotFollowRedirects(t *testing.T) {
+func TestWebhookCallsDoNotFollowRedirects(t *testing.T) {
 	dns := testDNS(t)
 	var followed atomic.Int64
 	mux := http.NewServeMux()
@@ -949,27 +977,32 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 	defer srv.Close()
 	p := newPolicy(t, Allowlist{"127.0.0.1:*"}, dns)
 
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		t.Run(method, func(t *testing.T) {
-			req, err := http.NewRequest(method, srv.URL+"/start", strings.NewReader("{}"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp, err := p.Client(10 * time.Second).Do(req)
+	for _, c := range webhookCallers {
+		t.Run(c.name, func(t *testing.T) {
+			status, err := c.post(t, p, srv.URL+"/start")
 			if err != nil {
 				t.Fatalf("request: %v", err)
 			}
-			_ = resp.Body.Close()
-			if resp.StatusCode != http.StatusFound {
-				t.Errorf("status %d, want the 302 itself", resp.StatusCode)
-			}
-			if loc := resp.Header.Get("Location"); loc != "/target" {
-				t.Errorf("Location %q", loc)
+			if status != http.StatusFound {
+				t.Errorf("status %d, want the 302 itself", status)
 			}
 			if n := followed.Load(); n != 0 {
 				t.Errorf("the redirect was followed %d times", n)
 			}
 		})
+	}
+	// The client's answer keeps the redirect's target for its caller to see.
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/start", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Client(10 * time.Second).Do(req)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	_ = resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "/target" || followed.Load() != 0 {
+		t.Errorf("GET: status %d, Location %q, followed %d times", resp.StatusCode, loc, followed.Load())
 	}
 }
 

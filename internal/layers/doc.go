@@ -6,7 +6,8 @@
 //
 //  0. leaves: the protocol model (internal/a2a), configuration
 //     (internal/config), request-scoped values (internal/request), JOSE and
-//     JCS (internal/jose), metrics and the other small helpers;
+//     JCS (internal/jose), HTTP/1.1 client pools (internal/h1), metrics and
+//     the other small helpers;
 //  1. the store (internal/store and its conformance suite);
 //  2. the pipeline core (proxy), which imports leaves only;
 //  3. the stages: authorization, auth flows, cards, budgets, dedupe, push,

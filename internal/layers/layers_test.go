@@ -20,6 +20,7 @@ var layer = map[string]int{
 	"internal/config":             0,
 	"internal/duration":           0,
 	"internal/grpcwire":           0,
+	"internal/h1":                 0,
 	"internal/jose":               0,
 	"internal/layers":             0,
 	"internal/pb/a2a03":           0,

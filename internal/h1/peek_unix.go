@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy
+package h1
 
 import (
 	"crypto/tls"
@@ -9,13 +9,13 @@ import (
 	"syscall"
 )
 
-// peeker returns quiet, which peeks at c without waiting: true when
+// Peeker returns quiet, which peeks at c without waiting: true when
 // nothing is waiting to be read on it, neither the peer's close nor bytes
 // it was not asked for. ok is false when c cannot be peeked at. Without a
 // goroutine reading every such connection, this non-blocking peek is how a
 // peer that left is found: an agent's idle pooled connection, a caller's
 // handed-off stream.
-func peeker(c net.Conn) (quiet func() bool, ok bool) {
+func Peeker(c net.Conn) (quiet func() bool, ok bool) {
 	if tc, isTLS := c.(*tls.Conn); isTLS {
 		c = tc.NetConn()
 	}

@@ -1,4 +1,7 @@
-package proxy
+// Package h1 is a pool of HTTP/1.1 client connections to one origin whose
+// exchanges run on the caller's goroutine. The gateway reaches its agents
+// through it, and delivers webhooks through it.
+package h1
 
 import (
 	"bufio"
@@ -18,50 +21,59 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// upstream is an agent's pool of HTTP/1.1 connections, and the exchange on
+// Pool is one origin's pool of HTTP/1.1 connections, and the exchange on
 // them. Each exchange runs on the caller's goroutine: net/http's Transport
 // runs a read and a write goroutine per connection and hands every request
 // and answer across them, which costs wake-ups and context switches per
 // request and two goroutine stacks per open stream. The request is written
 // by (*http.Request).Write and the answer read by http.ReadResponse, the
 // bytes and parser Transport uses. A request is written whole before its
-// answer is read, so an Expect: 100-continue is not waited for. Agents are
-// dialed directly, never through an HTTP proxy, which would see tenant
-// data.
-type upstream struct {
+// answer is read, so an Expect: 100-continue is not waited for. The origin
+// is dialed directly, never through an HTTP proxy, which would see tenant
+// data; over TLS, HTTP/1.1 is the only protocol offered.
+type Pool struct {
 	addr string      // host:port dialed
-	tls  *tls.Config // nil for http agents
-	// dialer bounds the TCP handshake, connect the TLS one.
-	dialer  *net.Dialer
-	connect time.Duration
+	tls  *tls.Config // nil for http origins
+	o    Options
 	// readers are the connections' read buffers, held only during an
 	// exchange, so that an idle pooled connection holds none.
 	readers sync.Pool
 
 	mu   sync.Mutex
-	idle []*upConn // the most recently used last
+	idle []*conn // the most recently used last
 }
 
-// Idle connection limits of each pool: 512 kept, each closed after 90
-// seconds unused.
+// Options shape a Pool.
+type Options struct {
+	// Dial connects to host:port; it bounds the TCP handshake.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Handshake bounds the TLS handshake.
+	Handshake time.Duration
+	// ReadBuffer is the size of a connection's read buffer.
+	ReadBuffer int
+	// MaxIdle bounds the idle connections kept.
+	MaxIdle int
+	// MaxHeadBytes bounds what is read before an answer's headers end, so
+	// a peer cannot grow them without end.
+	MaxHeadBytes int64
+}
+
 const (
-	maxIdlePerAgent = 512
+	// idleConnTimeout closes a pooled connection unused that long.
 	idleConnTimeout = 90 * time.Second
 	// max1xxAnswers bounds the informational answers skipped before the
 	// final one, as Transport does.
 	max1xxAnswers = 5
-	// maxAnswerHeadBytes bounds what is read before an answer's headers
-	// end (Transport's default), so an agent cannot grow them without end.
-	maxAnswerHeadBytes = 10 << 20
 )
 
 // writers buffer requests while they are written; a request is written in
 // one go, so the buffer is not kept with its connection.
 var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4096) }}
 
-func newUpstream(u *url.URL, dialer *net.Dialer, connect time.Duration, readBuffer int) *upstream {
-	p := &upstream{dialer: dialer, connect: connect}
-	p.readers.New = func() any { return bufio.NewReaderSize(nil, readBuffer) }
+// NewPool returns the pool of u's origin (scheme, host and port).
+func NewPool(u *url.URL, o Options) *Pool {
+	p := &Pool{o: o}
+	p.readers.New = func() any { return bufio.NewReaderSize(nil, o.ReadBuffer) }
 	port := u.Port()
 	switch {
 	case u.Scheme == "https":
@@ -76,11 +88,11 @@ func newUpstream(u *url.URL, dialer *net.Dialer, connect time.Duration, readBuff
 	return p
 }
 
-// upConn is one connection to the agent. Its counters are of the current
+// conn is one connection to the origin. Its counters are of the current
 // exchange, written and read on the exchange's goroutine only.
-type upConn struct {
+type conn struct {
 	net.Conn
-	pool          *upstream
+	pool          *Pool
 	br            *bufio.Reader // nil while idle
 	read, written int64
 	// headLimit, while positive, is how many bytes may be read before the
@@ -91,29 +103,27 @@ type upConn struct {
 	expiry *time.Timer
 }
 
-var errAnswerHeadTooLarge = fmt.Errorf("agent answer headers exceed %d bytes", maxAnswerHeadBytes)
-
-func (c *upConn) Read(p []byte) (int, error) {
+func (c *conn) Read(p []byte) (int, error) {
 	if c.headLimit > 0 && c.read >= c.headLimit {
-		return 0, errAnswerHeadTooLarge
+		return 0, fmt.Errorf("answer headers exceed %d bytes", c.pool.o.MaxHeadBytes)
 	}
 	n, err := c.Conn.Read(p)
 	c.read += int64(n)
 	return n, err
 }
 
-func (c *upConn) Write(p []byte) (int, error) {
+func (c *conn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.written += int64(n)
 	return n, err
 }
 
 // RoundTrip sends req on a pooled connection, or a new one, and returns
-// the agent's answer; its body hands the connection back to the pool once
+// the answer; its body hands the connection back to the pool once
 // read to the end, when the answer allows keep-alive. Closing the body
 // earlier, or req's context ending, closes the connection, which also
 // unblocks a read waiting on it.
-func (p *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
+func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if err := validHeader(req.Header); err != nil {
 		closeBody(req)
@@ -132,9 +142,9 @@ func (p *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		// A pooled connection the agent closed while it was idle fails the
+		// A pooled connection the peer closed while it was idle fails the
 		// next exchange. Another connection may try again only when the
-		// agent cannot have acted on the request: none of it was written,
+		// peer cannot have acted on the request: none of it was written,
 		// or it is idempotent and no answer began.
 		if !reused || !(c.written == 0 || (c.read == 0 && isReplayable(req))) {
 			return nil, err
@@ -146,7 +156,7 @@ func (p *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // validHeader refuses what Transport refuses to send: a header field the
-// agent could read differently from the gateway, such as a value with a
+// peer could read differently from the gateway, such as a value with a
 // line break (a credential read from a file with its newline).
 func validHeader(h http.Header) error {
 	for k, vs := range h {
@@ -168,7 +178,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 		return req, nil
 	}
 	if req.GetBody == nil {
-		return nil, errors.New("upstream connection lost and the request body cannot be sent again")
+		return nil, errors.New("connection lost and the request body cannot be sent again")
 	}
 	body, err := req.GetBody()
 	if err != nil {
@@ -179,7 +189,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 	return &r, nil
 }
 
-// isReplayable is Transport's rule: a request the agent may receive twice.
+// isReplayable is Transport's rule: a request the peer may receive twice.
 func isReplayable(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
@@ -200,7 +210,7 @@ func closeBody(req *http.Request) {
 
 // exchange writes req and reads the head of its answer. On error the
 // connection is closed.
-func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Response, error) {
+func (c *conn) exchange(ctx context.Context, req *http.Request) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, func() { c.Conn.Close() })
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -224,7 +234,7 @@ func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Respons
 		c.br.Reset(c)
 	}
 	var resp *http.Response
-	c.headLimit = c.read + maxAnswerHeadBytes
+	c.headLimit = c.read + c.pool.o.MaxHeadBytes
 	for n := 0; ; n++ {
 		if resp, err = http.ReadResponse(c.br, req); err != nil {
 			return fail(err)
@@ -243,7 +253,7 @@ func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Respons
 		st := tc.ConnectionState()
 		resp.TLS = &st
 	}
-	b := &upBody{
+	b := &body{
 		body:  resp.Body,
 		c:     c,
 		ctx:   ctx,
@@ -258,19 +268,19 @@ func (c *upConn) exchange(ctx context.Context, req *http.Request) (*http.Respons
 	return resp, nil
 }
 
-// upBody is an answer's body. Close may come from another goroutine while
+// body is an answer's body. Close may come from another goroutine while
 // Read waits (an idle timer, draining): it closes the connection, which
 // ends the read, and never touches the reader itself.
-type upBody struct {
+type body struct {
 	body  io.ReadCloser
-	c     *upConn
+	c     *conn
 	ctx   context.Context
 	stop  func() bool
 	reuse bool
 	ended atomic.Bool
 }
 
-func (b *upBody) Read(p []byte) (int, error) {
+func (b *body) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	if err == io.EOF {
 		b.done(true)
@@ -280,14 +290,14 @@ func (b *upBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *upBody) Close() error {
+func (b *body) Close() error {
 	b.done(false)
 	return nil
 }
 
 // done ends the exchange once: the connection goes back to the pool if the
 // body was read to its end and nothing follows it, else it is closed.
-func (b *upBody) done(atEOF bool) {
+func (b *body) done(atEOF bool) {
 	if !b.ended.CompareAndSwap(false, true) {
 		return
 	}
@@ -301,7 +311,7 @@ func (b *upBody) done(atEOF bool) {
 
 // get takes the most recently used idle connection that is still open, or
 // dials a new one; reused says which.
-func (p *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) {
+func (p *Pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	for {
 		p.mu.Lock()
 		n := len(p.idle)
@@ -314,7 +324,7 @@ func (p *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 		p.idle = p.idle[:n-1]
 		c.expiry.Stop()
 		p.mu.Unlock()
-		if quiet, ok := peeker(c.Conn); !ok || quiet() {
+		if quiet, ok := Peeker(c.Conn); !ok || quiet() {
 			return c, true, nil
 		}
 		c.Conn.Close()
@@ -323,36 +333,37 @@ func (p *upstream) get(ctx context.Context) (c *upConn, reused bool, err error) 
 	return c, false, err
 }
 
-// dial connects to the agent within the connect timeout, TLS handshake
-// included. A failed dial is a *net.OpError with Op "dial", which NotSent
-// reads as a request that never left.
-func (p *upstream) dial(ctx context.Context) (*upConn, error) {
-	conn, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+// dial connects to the origin with Options.Dial, then shakes hands within
+// Options.Handshake over TLS. The errors of Dial are returned as they are,
+// so that a caller can tell a request that never left (a *net.OpError
+// with Op "dial" from a net.Dialer).
+func (p *Pool) dial(ctx context.Context) (*conn, error) {
+	nc, err := p.o.Dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
 	if p.tls != nil {
-		tc := tls.Client(conn, p.tls)
-		hctx, cancel := context.WithTimeout(ctx, p.connect)
+		tc := tls.Client(nc, p.tls)
+		hctx, cancel := context.WithTimeout(ctx, p.o.Handshake)
 		err = tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
-			conn.Close()
+			nc.Close()
 			return nil, fmt.Errorf("tls handshake with %s: %w", p.addr, err)
 		}
-		conn = tc
+		nc = tc
 	}
-	return &upConn{Conn: conn, pool: p}, nil
+	return &conn{Conn: nc, pool: p}, nil
 }
 
 // put pools a connection whose exchange ended cleanly, without its read
 // buffer (empty, as done checked).
-func (p *upstream) put(c *upConn) {
+func (p *Pool) put(c *conn) {
 	p.readers.Put(c.br)
 	c.br = nil
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.idle) >= maxIdlePerAgent {
+	if len(p.idle) >= p.o.MaxIdle {
 		c.Conn.Close()
 		return
 	}
@@ -365,7 +376,7 @@ func (p *upstream) put(c *upConn) {
 }
 
 // expire closes c if it is still idle.
-func (p *upstream) expire(c *upConn) {
+func (p *Pool) expire(c *conn) {
 	p.mu.Lock()
 	i := slices.Index(p.idle, c)
 	if i >= 0 {
@@ -377,8 +388,8 @@ func (p *upstream) expire(c *upConn) {
 	}
 }
 
-// closeIdle closes every idle connection; exchanges under way finish.
-func (p *upstream) closeIdle() {
+// CloseIdle closes every idle connection; exchanges under way finish.
+func (p *Pool) CloseIdle() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle = nil

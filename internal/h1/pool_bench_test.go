@@ -1,4 +1,4 @@
-package proxy
+package h1
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkExchange compares one JSON-RPC sized exchange (a 200-byte
-// request, a 1,024-byte answer) on the agent pool with the same exchange
+// request, a 1,024-byte answer) on a Pool with the same exchange
 // on the http.Transport it replaced, 16 callers at a time. cpu-ns/op is
 // the process's CPU time, the agent's included, per exchange: on a shared
 // machine it moves less than the wall-clock ns/op.
@@ -36,13 +36,13 @@ func BenchmarkExchange(b *testing.B) {
 	body := bytes.Repeat([]byte("y"), 200)
 	dialer := &net.Dialer{Timeout: testTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 512, DisableCompression: true, ReadBufferSize: 4096, WriteBufferSize: 512}
-	pool := newUpstream(a.url, dialer, testTimeout, 4096)
+	pool := newPool(a.url, dialer, 4096)
 	// The agent's connections end once the pools close theirs.
-	b.Cleanup(func() { transport.CloseIdleConnections(); pool.closeIdle() })
+	b.Cleanup(func() { transport.CloseIdleConnections(); pool.CloseIdle() })
 	for _, rt := range []struct {
 		name string
 		rt   http.RoundTripper
-	}{{"transport", transport}, {"upstream", pool}} {
+	}{{"transport", transport}, {"pool", pool}} {
 		b.Run(rt.name, func(b *testing.B) {
 			b.SetParallelism(8)
 			cpu0 := cpuTime()
