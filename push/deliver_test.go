@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1099,6 +1101,60 @@ func TestHTTPSenderReceiverKey(t *testing.T) {
 	}
 	if _, err := sender.ReceiverKey(store.Delivery{Payload: []byte("junk")}); !errors.Is(err, ErrUndeliverable) {
 		t.Errorf("ReceiverKey of junk: %v", err)
+	}
+}
+
+// Each receiver has one connection pool, used again by every delivery to
+// it; a receiver unused for receiverIdle loses its pool at the next sweep,
+// so receivers that come and go do not accumulate.
+func TestHTTPSenderPoolPerReceiver(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	sender := testSender(t)
+	send := func(url string) {
+		t.Helper()
+		p, err := EncodePayload(Request{URL: url, ContentType: "application/json", Body: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, _, err := sender.Send(t.Context(), store.Delivery{ID: "n-1", TaskID: "task-1", Payload: p}); err != nil || status != http.StatusOK {
+			t.Fatalf("send to %s: %d, %v", url, status, err)
+		}
+	}
+	for i := range 3 {
+		send(fmt.Sprintf("%s/hook/%d", srv.URL, i))
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for three deliveries in a row, want 1", n)
+	}
+	srv2 := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv2.Close()
+	other := srv2.URL
+	send(other + "/hook")
+	sender.mu.Lock()
+	if len(sender.pools) != 2 {
+		t.Errorf("%d pools for two receivers", len(sender.pools))
+	}
+	// The first receiver falls idle; the next delivery sweeps.
+	for k, p := range sender.pools {
+		if k != other {
+			p.used = time.Now().Add(-receiverIdle - time.Second)
+		}
+	}
+	sender.swept = time.Time{}
+	sender.mu.Unlock()
+	send(other + "/hook")
+	sender.mu.Lock()
+	defer sender.mu.Unlock()
+	if len(sender.pools) != 1 {
+		t.Errorf("%d pools after the sweep, want the one in use", len(sender.pools))
 	}
 }
 
