@@ -74,6 +74,19 @@ const riderWait = time.Millisecond
 func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res, error) {
 	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{}), ride: ride}
 	c.mu.Lock()
+	if !ride && c.running < c.inFlight && len(c.queue) == 0 {
+		// Alone: sent from this goroutine, with no hand-off to a loop and
+		// back, which costs an idle store two wake-ups per call.
+		c.running++
+		c.mu.Unlock()
+		res := c.alone(call)
+		if err := ctx.Err(); err != nil {
+			// As a caller that stopped waiting: the call may have acted.
+			var zero Res
+			return zero, err
+		}
+		return res, nil
+	}
 	c.queue = append(c.queue, call)
 	switch {
 	case c.running >= c.inFlight:
@@ -104,6 +117,25 @@ func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res
 	c.mu.Unlock()
 	var zero Res
 	return zero, ctx.Err()
+}
+
+// alone runs call as a batch of its own on the caller's goroutine, within
+// the caller's context (and so its budget, as a direct call would be), then
+// leaves the calls that arrived meanwhile to a loop.
+func (c *coalescer[Req, Res]) alone(call *batchCall[Req, Res]) Res {
+	ctx := call.ctx
+	if !request.IsOnPath(ctx) {
+		ctx = request.OffPath(ctx)
+	}
+	c.run(ctx, []*batchCall[Req, Res]{call})
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		go c.loop()
+	} else {
+		c.running--
+	}
+	c.mu.Unlock()
+	return call.res
 }
 
 // flush sends the riding calls that found no batch to go with.

@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,6 +216,56 @@ func TestBatchContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCoalescerLoneCall: a call that finds nothing in flight and nothing
+// queued is run on its caller's goroutine, within the caller's context (its
+// values, path and deadline, as a direct call would be); off the request
+// path it is counted as background. A caller whose context ends during it
+// gets the context's error.
+func TestCoalescerLoneCall(t *testing.T) {
+	type key struct{}
+	var seen context.Context
+	var callers []int64
+	c := newCoalescer(4, func(ctx context.Context, batch []*batchCall[int, int]) {
+		seen = ctx
+		callers = append(callers, goroutineID())
+		for _, call := range batch {
+			call.res = call.req * 2
+		}
+	})
+	onPath := context.WithValue(request.OnPath(context.Background()), key{}, "mine")
+	if got, err := c.do(onPath, 1); err != nil || got != 2 {
+		t.Fatalf("do = %d, %v", got, err)
+	}
+	if seen.Value(key{}) != "mine" || !request.IsOnPath(seen) || request.BudgetOf(seen) != request.BudgetOf(onPath) {
+		t.Error("a lone call did not run within its caller's context")
+	}
+	if len(callers) != 1 || callers[0] != goroutineID() {
+		t.Errorf("a lone call ran on goroutine %v, not its caller's %d", callers, goroutineID())
+	}
+	if _, err := c.do(context.Background(), 2); err != nil || request.IsOnPath(seen) {
+		t.Errorf("a background lone call: %v, on the request path %v", err, request.IsOnPath(seen))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelling := newCoalescer(1, func(context.Context, []*batchCall[int, int]) { cancel() })
+	if _, err := cancelling.do(ctx, 3); !errors.Is(err, context.Canceled) {
+		t.Errorf("a caller whose context ended got %v", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != 0 || len(c.queue) != 0 {
+		t.Errorf("coalescer still running (%d) or holding %d calls", c.running, len(c.queue))
+	}
+}
+
+// goroutineID is the current goroutine's id, from its stack header.
+func goroutineID() int64 {
+	var b [64]byte
+	f := strings.Fields(string(b[:runtime.Stack(b[:], false)]))
+	id, _ := strconv.ParseInt(f[1], 10, 64)
+	return id
 }
 
 func waitFor(t *testing.T, cond func() bool) {
