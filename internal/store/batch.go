@@ -216,11 +216,11 @@ func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 const pipelinesInFlight = 4
 
 // relayPipelinesInFlight bounds the push relay's pipelines in flight (see
-// redisConn.relay). Fewer than the request path's: a relayed event's calls
-// (logged and enqueued, delivered, acknowledged) are a stream of small
-// scripts that nobody waits on for long, so they are sent in fewer, larger
-// batches, for fewer round trips per event, at the cost of waiting for the
-// batch in flight.
+// redisConn.relay). Fewer than the request path's: the relay makes small
+// calls for every event (logged and enqueued, claimed, acknowledged), and
+// with one pipeline in flight those made meanwhile go together in the
+// next, for fewer round trips per event, at the cost of a wait of up to one
+// round trip for the batch in flight.
 const relayPipelinesInFlight = 1
 
 // piped is one call's share of a shared pipeline: it queues the call's
