@@ -14,7 +14,8 @@ import (
 // in batches: one pipeline costs the gateway and Redis about what one
 // command does, in system calls and wake-ups. A coalescer sends the calls
 // that arrive while a batch is in flight as the next batch, so a lone call
-// goes out at once and batches grow with the load, without a timer.
+// goes out at once and batches grow with the load, without a timer (but
+// for the calls that may wait for company: see ride and gather).
 // maxBatch bounds the calls of one batch, and so one pipeline's size.
 const maxBatch = 128
 
@@ -27,9 +28,21 @@ type batchCall[Req, Res any] struct {
 	done chan struct{}
 	// taken is set, under the coalescer's lock, once a batch holds the call.
 	taken bool
-	// ride marks a call that waits for another to go with (see ride).
-	ride bool
+	mode  callMode
 }
+
+// callMode is when a queued call may go out.
+type callMode uint8
+
+const (
+	// callNow: at once, in the next batch (do).
+	callNow callMode = iota
+	// callRiding: only with a call of another mode, or after riderWait (ride).
+	callRiding
+	// callGathering: in the next batch while one is in flight, else after
+	// riderWait, with the calls that came meanwhile (gather).
+	callGathering
+)
 
 // coalescer runs calls in batches, at most inFlight batches at a time. run
 // must set res of every call it is given.
@@ -57,7 +70,7 @@ func newCoalescer[Req, Res any](inFlight int, run func(context.Context, []*batch
 // ctx's error: if its call was already sent, it may still take effect, as
 // with any command whose reply is lost.
 func (c *coalescer[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
-	return c.call(ctx, req, false)
+	return c.call(ctx, req, callNow)
 }
 
 // ride is do for a call nobody's latency waits on (an acknowledgement of
@@ -65,16 +78,27 @@ func (c *coalescer[Req, Res]) do(ctx context.Context, req Req) (Res, error) {
 // out for another call, or after riderWait when none does, so it costs no
 // round trip of its own while the store is in use.
 func (c *coalescer[Req, Res]) ride(ctx context.Context, req Req) (Res, error) {
-	return c.call(ctx, req, true)
+	return c.call(ctx, req, callRiding)
 }
 
-// riderWait bounds how long a riding call waits for a batch to go with.
+// gather is do for calls of one kind that many goroutines make, none of
+// whose callers' latency waits on them (the lifecycle tracker's saves): a
+// call that finds the coalescer idle waits up to riderWait for others to go
+// with it, instead of taking a round trip of its own, so a lightly loaded
+// store still gets batches. While a batch is in flight it goes with the
+// next one, as do's calls would, so a busy store waits for no timer.
+func (c *coalescer[Req, Res]) gather(ctx context.Context, req Req) (Res, error) {
+	return c.call(ctx, req, callGathering)
+}
+
+// riderWait bounds how long a riding or gathering call waits for a batch
+// to go with.
 const riderWait = time.Millisecond
 
-func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res, error) {
-	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{}), ride: ride}
+func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, mode callMode) (Res, error) {
+	call := &batchCall[Req, Res]{ctx: ctx, req: req, done: make(chan struct{}), mode: mode}
 	c.mu.Lock()
-	if !ride && c.running < c.inFlight && len(c.queue) == 0 {
+	if mode == callNow && c.running < c.inFlight && len(c.queue) == 0 {
 		// Alone: sent from this goroutine, with no hand-off to a loop and
 		// back, which costs an idle store two wake-ups per call.
 		c.running++
@@ -91,7 +115,7 @@ func (c *coalescer[Req, Res]) call(ctx context.Context, req Req, ride bool) (Res
 	switch {
 	case c.running >= c.inFlight:
 		// A running loop takes it when its batch is back.
-	case !ride:
+	case mode == callNow:
 		c.running++
 		go c.loop()
 	case c.running == 0 && !c.armed:
@@ -188,7 +212,7 @@ func (c *coalescer[Req, Res]) loop() {
 // onlyRiders reports whether every queued call rides; c.mu is held.
 func (c *coalescer[Req, Res]) onlyRiders() bool {
 	for _, call := range c.queue {
-		if !call.ride {
+		if call.mode != callRiding {
 			return false
 		}
 	}

@@ -288,9 +288,7 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 	ctx := context.Background()
 	// Held off its flush, so that only the call that goes at once can
 	// send the riders.
-	c.mu.Lock()
-	c.armed = true
-	c.mu.Unlock()
+	setArmed(c, true)
 	var wg sync.WaitGroup
 	for i := 1; i <= 3; i++ {
 		wg.Go(func() {
@@ -299,7 +297,7 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == 3 })
+	waitFor(t, queued(c, 3))
 	if got := l.sent(); len(got) != 0 {
 		t.Errorf("riders went out on their own: %v", got)
 	}
@@ -311,9 +309,7 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 		t.Errorf("batches = %v, want the three riders and the call in one", got)
 	}
 
-	c.mu.Lock()
-	c.armed = false
-	c.mu.Unlock()
+	setArmed(c, false)
 	if got, err := c.ride(ctx, 5); err != nil || got != 10 {
 		t.Fatalf("lone rider = %d, %v", got, err)
 	}
@@ -328,21 +324,10 @@ func TestCoalescerRidersGoWithTheNextCall(t *testing.T) {
 // still sent by the flush, after the loop that left it has ended.
 func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 	var l batchLog
-	hold := make(chan chan struct{}, 1)
-	c := newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
-		select {
-		case release := <-hold:
-			<-release
-		default:
-		}
-		l.run(batch)
-	})
+	c, hold := heldCoalescer(&l)
 	ctx := context.Background()
 	sent := l.sent
 	idle := func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.running == 0 }
-	queued := func(n int) func() bool {
-		return func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == n }
-	}
 
 	// A call held in flight, a rider queued behind it, the flush held off.
 	release := make(chan struct{})
@@ -354,15 +339,13 @@ func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 		}
 	})
 	waitFor(t, func() bool { return len(hold) == 0 })
-	c.mu.Lock()
-	c.armed = true
-	c.mu.Unlock()
+	setArmed(c, true)
 	wg.Go(func() {
 		if got, err := c.ride(ctx, 2); err != nil || got != 4 {
 			t.Errorf("rider 2 = %d, %v", got, err)
 		}
 	})
-	waitFor(t, queued(1))
+	waitFor(t, queued(c, 1))
 	close(release)
 	waitFor(t, idle)
 	if got := sent(); len(got) != 1 {
@@ -377,9 +360,7 @@ func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 	}
 
 	// The same, with the flush let run: the rider goes once no call came.
-	c.mu.Lock()
-	c.armed = false
-	c.mu.Unlock()
+	setArmed(c, false)
 	release = make(chan struct{})
 	hold <- release
 	wg.Go(func() {
@@ -393,7 +374,7 @@ func TestCoalescerRiderQueuedDuringABatch(t *testing.T) {
 			t.Errorf("rider 5 = %d, %v", got, err)
 		}
 	})
-	waitFor(t, queued(1))
+	waitFor(t, queued(c, 1))
 	close(release)
 	wg.Wait()
 	if got := sent(); len(got) != 4 || len(got[3]) != 1 || got[3][0] != 5 {
@@ -424,4 +405,95 @@ func (l *batchLog) sent() [][]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([][]int(nil), l.batches...)
+}
+
+// TestCoalescerGathers checks gathering calls: made while nothing is in
+// flight, they wait for the flush and go together, not one by one; queued
+// while a batch is in flight, they go with the next batch once it is back,
+// with no wait for a flush (a rider would stay); and a lone one still goes
+// out, in time.
+func TestCoalescerGathers(t *testing.T) {
+	var l batchLog
+	c, hold := heldCoalescer(&l)
+	ctx := context.Background()
+	gather := func(wg *sync.WaitGroup, i int) {
+		wg.Go(func() {
+			if got, err := c.gather(ctx, i); err != nil || got != 2*i {
+				t.Errorf("gather %d = %d, %v", i, got, err)
+			}
+		})
+	}
+
+	// Idle, with the flush held off: the calls wait, then go as one batch.
+	setArmed(c, true)
+	var wg sync.WaitGroup
+	for i := 1; i <= 3; i++ {
+		gather(&wg, i)
+	}
+	waitFor(t, queued(c, 3))
+	if got := l.sent(); len(got) != 0 {
+		t.Fatalf("gathering calls went out before the flush: %v", got)
+	}
+	c.flush()
+	wg.Wait()
+	if got := l.sent(); len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("batches = %v, want the three calls in one", got)
+	}
+
+	// A batch in flight, a gathering call queued behind it, the flush held
+	// off: the call goes as soon as the batch is back.
+	release := make(chan struct{})
+	hold <- release
+	wg.Go(func() {
+		if got, err := c.do(ctx, 4); err != nil || got != 8 {
+			t.Errorf("do 4 = %d, %v", got, err)
+		}
+	})
+	waitFor(t, func() bool { return len(hold) == 0 })
+	setArmed(c, true)
+	gather(&wg, 5)
+	waitFor(t, queued(c, 1))
+	close(release)
+	wg.Wait()
+	if got := l.sent(); len(got) != 3 || len(got[2]) != 1 || got[2][0] != 5 {
+		t.Fatalf("batches = %v, want the gathering call sent after the batch it waited behind", got)
+	}
+
+	// Alone, with the flush let run.
+	setArmed(c, false)
+	if got, err := c.gather(ctx, 6); err != nil || got != 12 {
+		t.Fatalf("lone gathering call = %d, %v", got, err)
+	}
+	if got := l.sent(); len(got) != 4 || len(got[3]) != 1 {
+		t.Errorf("batches = %v, want the lone call in a batch of its own", got)
+	}
+	waitFor(t, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return c.running == 0 && len(c.queue) == 0 })
+}
+
+// heldCoalescer returns a coalescer of one batch in flight that records its
+// batches in l. A channel sent on hold holds the next batch until it is
+// closed.
+func heldCoalescer(l *batchLog) (*coalescer[int, int], chan chan struct{}) {
+	hold := make(chan chan struct{}, 1)
+	return newCoalescer(1, func(ctx context.Context, batch []*batchCall[int, int]) {
+		select {
+		case release := <-hold:
+			<-release
+		default:
+		}
+		l.run(batch)
+	}), hold
+}
+
+// setArmed holds the coalescer's flush off (true: as if one were due) or
+// lets it run.
+func setArmed(c *coalescer[int, int], armed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = armed
+}
+
+// queued reports whether n calls wait in c.
+func queued(c *coalescer[int, int], n int) func() bool {
+	return func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.queue) == n }
 }

@@ -68,7 +68,9 @@ import (
 // set. Saves that callers make at the same time go out together: their
 // compare-and-sets in one pipeline, then the index updates of those that
 // succeeded in another, one script per agent, so a busy tracker pays two
-// round trips per batch rather than per task. An index update applies only
+// round trips per batch rather than per task. A save that finds none in
+// flight waits up to a millisecond for others (coalescer.gather), so a
+// lightly loaded tracker batches too. An index update applies only
 // a revision newer than the one indexed, so updates that arrive out of
 // order cannot regress an index. If it fails, or never runs, the indexes
 // name the record as it was: the record's next Save repairs them, List
@@ -353,7 +355,7 @@ return 1
 type redisLifecycle struct {
 	conn   *redisConn
 	states []string
-	// saves batches the Saves of concurrent callers (the tracker's workers).
+	// saves gathers the Saves of concurrent callers (the tracker's workers).
 	saves *coalescer[lifecycleSave, lifecycleSaved]
 }
 
@@ -410,7 +412,7 @@ func (r *redisLifecycle) Save(ctx context.Context, stored TaskLifecycle, ttl tim
 	if ttl > 0 {
 		expiry = millis(ttl)
 	}
-	res, err := r.saves.do(ctx, lifecycleSave{
+	res, err := r.saves.gather(ctx, lifecycleSave{
 		key:  r.recordKey(stored.Agent, stored.TaskID),
 		args: append([]any{strconv.FormatInt(stored.Rev, 10), expiry}, fields[:]...),
 		base: r.indexBase(stored.Agent),
