@@ -92,6 +92,15 @@ func (c *redisConn) piped(ctx context.Context, fn piped) error {
 	return done(err)
 }
 
+// alone sends fn's commands in a pipeline of their own, shared with no
+// other call; each command carries its own error.
+func (c *redisConn) alone(ctx context.Context, fn piped) error {
+	pipe := c.client.Pipeline()
+	fn(ctx, pipe)
+	_, _ = pipe.Exec(ctx)
+	return nil
+}
+
 // relayed is piped on the push relay's pipelines.
 func (c *redisConn) relayed(ctx context.Context, fn piped) error {
 	bctx, done := c.budget.bound(ctx)

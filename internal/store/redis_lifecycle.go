@@ -443,7 +443,8 @@ type lifecycleSaved struct {
 
 // saveBatch runs the compare-and-sets of a batch of Saves in one pipeline,
 // then the index updates of those that succeeded in another, one script per
-// agent: two round trips for the whole batch.
+// agent: two round trips for the whole batch, in pipelines of its own, so
+// that no request's call waits behind a batch of saves.
 func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifecycleSave, lifecycleSaved]) {
 	scripts := make([]scriptCall, len(calls))
 	for i, c := range calls {
@@ -451,7 +452,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalPiped(ctx, r.conn, lifecycleSaveScript, scripts) {
+	for i, cmd := range evalOn(ctx, r.conn, r.conn.alone, lifecycleSaveScript, scripts) {
 		c := calls[i]
 		// The script replies 0 when the stored revision was not the
 		// expected one; Int64 gives 0 with an error too.
@@ -475,7 +476,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalPiped(ctx, r.conn, lifecycleIndexScript, scripts) {
+	for i, cmd := range evalOn(ctx, r.conn, r.conn.alone, lifecycleIndexScript, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}
