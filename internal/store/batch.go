@@ -239,9 +239,9 @@ func batchContext[Req, Res any](batch []*batchCall[Req, Res]) context.Context {
 // until the store is busy. Two, not more: under load the calls of the
 // many requests in flight then take about a third fewer round trips, each of
 // which costs the gateway and Redis system calls and wake-ups, while a
-// lightly loaded store seldom has both in flight. Work no request waits
-// on (the lifecycle tracker's saves) takes pipelines of its own and never
-// holds one of these.
+// lightly loaded store seldom has both in flight. The lifecycle tracker's
+// saves, which no request waits on, take pipelines of their own and never
+// hold one of these.
 const pipelinesInFlight = 2
 
 // relayPipelinesInFlight bounds the push relay's pipelines in flight (see
