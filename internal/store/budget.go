@@ -92,9 +92,9 @@ func (c *redisConn) piped(ctx context.Context, fn piped) error {
 	return done(err)
 }
 
-// alone sends fn's commands in a pipeline of their own, shared with no
+// unshared sends fn's commands in a pipeline of their own, shared with no
 // other call; each command carries its own error.
-func (c *redisConn) alone(ctx context.Context, fn piped) error {
+func (c *redisConn) unshared(ctx context.Context, fn piped) error {
 	pipe := c.client.Pipeline()
 	fn(ctx, pipe)
 	_, _ = pipe.Exec(ctx)

@@ -452,7 +452,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 	}
 	var agents []string
 	entries := map[string][]any{}
-	for i, cmd := range evalOn(ctx, r.conn, r.conn.alone, lifecycleSaveScript, scripts) {
+	for i, cmd := range evalOn(ctx, r.conn, r.conn.unshared, lifecycleSaveScript, scripts) {
 		c := calls[i]
 		// The script replies 0 when the stored revision was not the
 		// expected one; Int64 gives 0 with an error too.
@@ -476,7 +476,7 @@ func (r *redisLifecycle) saveBatch(ctx context.Context, calls []*batchCall[lifec
 		scripts = append(scripts, scriptCall{keys: []string{base + ":m", base + ":exp"}, args: append([]any{base}, entries[base]...)})
 	}
 	failed := map[string]error{}
-	for i, cmd := range evalOn(ctx, r.conn, r.conn.alone, lifecycleIndexScript, scripts) {
+	for i, cmd := range evalOn(ctx, r.conn, r.conn.unshared, lifecycleIndexScript, scripts) {
 		if err := cmd.Err(); err != nil {
 			failed[agents[i]] = r.conn.fail("lifecycle save: the record is saved but its indexes are not", err)
 		}

@@ -44,7 +44,7 @@ func (r *redisOwnership) Claim(ctx context.Context, agent string, refs []Ref, ow
 
 // Lookup sends one GET per ref in one pipeline.
 func (r *redisOwnership) Lookup(ctx context.Context, agent string, refs []Ref) ([]Owner, error) {
-	found, _, _, err := r.resolve(ctx, r.conn.alone, agent, refs, nil, Owner{}, "")
+	found, _, _, err := r.resolve(ctx, r.conn.unshared, agent, refs, nil, Owner{}, "")
 	return found, err
 }
 
@@ -59,7 +59,7 @@ func (r *redisOwnership) Resolve(ctx context.Context, agent string, lookups, cla
 		claimed, err := r.Claim(ctx, agent, claims, owner)
 		return nil, claimed, err
 	}
-	found, claimed, _, err := r.resolve(ctx, r.conn.alone, agent, lookups, claims, owner, "")
+	found, claimed, _, err := r.resolve(ctx, r.conn.unshared, agent, lookups, claims, owner, "")
 	return found, claimed, err
 }
 
@@ -71,7 +71,7 @@ var _ RecordResolver = (*redisOwnership)(nil)
 // unreadable record means.
 func (r *redisOwnership) ResolveWithRecord(ctx context.Context, agent string, lookups, claims []Ref, owner Owner, taskID string) ([]Owner, []Owner, TaskRecord, error) {
 	recKey := r.conn.keys.refTagged(lifecycleFamily, agent, Ref{Kind: RefTask, ID: taskID})
-	found, claimed, cmd, err := r.resolve(ctx, r.conn.alone, agent, lookups, claims, owner, recKey)
+	found, claimed, cmd, err := r.resolve(ctx, r.conn.unshared, agent, lookups, claims, owner, recKey)
 	if err != nil {
 		return nil, nil, TaskRecord{}, err
 	}
